@@ -1,0 +1,91 @@
+"""Batched game state: a few tensors with a leading batch dimension, on any device.
+
+The state is plain data; the rules live in ``VecEnv``. Helpers index, clone, concatenate, move and
+select states field by field, so a search can store and restore them without knowing the fields.
+
+Encoding: pieces and owners are ``-1`` (none), ``0`` (first player) or ``1`` (second player).
+``label`` names the chain of each conquered cell by the id of one of its cells; an unconquered cell
+is labelled with its own id (which is never the label of a chain, so labels cannot collide).
+``reach`` caches, at each chain's id cell, which of its owner's two sides the chain touches (bit 0:
+the first side, bit 1: the second); both bits set means the owner has won. Entries at other cells
+are stale and never read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Callable, Sequence
+
+import torch
+from torch import Tensor
+
+from conhex_zero.env.ops import select
+
+
+@dataclass(frozen=True)
+class State:
+    holes: Tensor  # [B, H] int8: owner of the piece on each hole, -1 empty
+    cells: Tensor  # [B, C] int8: owner of each cell, -1 unconquered
+    counts: Tensor  # [B, 2, C] int8: pieces each player holds around each cell
+    label: Tensor  # [B, C] int16: chain id of each conquered cell (own id when unconquered)
+    reach: Tensor  # [B, C] int8: at a chain's id cell, bit 0/1 = chain touches its owner's side 1/2
+    to_move: Tensor  # [B] int64: player to move
+    ply: Tensor  # [B] int64: actions taken so far (pieces, random opening pieces and swap)
+    winner: Tensor  # [B] int64: -1 while the game runs, else the winner
+
+    # ------------------------------------------------------------- derived
+    @property
+    def done(self) -> Tensor:
+        """``[B]`` bool: the game is over."""
+        return self.winner >= 0
+
+    @property
+    def batch_size(self) -> int:
+        return self.holes.shape[0]
+
+    @property
+    def device(self) -> torch.device:
+        return self.holes.device
+
+    # --------------------------------------------------------- field-wise ops
+    def map(self, fn: Callable[[Tensor], Tensor]) -> "State":
+        """Apply ``fn`` to every field."""
+        return State(**{f.name: fn(getattr(self, f.name)) for f in fields(self)})
+
+    def __getitem__(self, index) -> "State":
+        """Select games along the batch dimension (an int keeps the dimension)."""
+        if isinstance(index, int):
+            index = slice(index, index + 1 if index != -1 else None)
+        return self.map(lambda t: t[index])
+
+    def clone(self) -> "State":
+        return self.map(torch.clone)
+
+    def to(self, device: torch.device | str) -> "State":
+        return self.map(lambda t: t.to(device))
+
+    def where(self, mask: Tensor, other: "State") -> "State":
+        """Per game: ``other`` where ``mask`` [B] is True, else ``self``. ``other`` may have batch 1."""
+        out = {}
+        for f in fields(self):
+            a, b = getattr(self, f.name), getattr(other, f.name)
+            out[f.name] = select(mask.view(-1, *([1] * (a.dim() - 1))), a, b)
+        return State(**out)
+
+    def put(self, index: Tensor, other: "State") -> "State":
+        """A copy with games ``index`` replaced by the games of ``other``."""
+        out = {}
+        for f in fields(self):
+            t = getattr(self, f.name).clone()
+            t[index] = getattr(other, f.name)
+            out[f.name] = t
+        return State(**out)
+
+    @staticmethod
+    def cat(states: Sequence["State"]) -> "State":
+        """Concatenate states along the batch dimension."""
+        return State(**{f.name: torch.cat([getattr(s, f.name) for s in states]) for f in fields(State)})
+
+    def equal(self, other: "State") -> bool:
+        """Exact equality of every field."""
+        return all(torch.equal(getattr(self, f.name), getattr(other, f.name)) for f in fields(self))

@@ -1,0 +1,284 @@
+"""The vectorised rules engine: batched ``step``, legal masks, resets, for any ``Game``.
+
+``VecEnv`` holds only constant tables (on its device); states are passed in and returned, never
+mutated. ``step`` is a fixed sequence of tensor ops over the whole batch (no Python loop over games,
+holes or cells; no host synchronisation except to look up swapping games when the swap rule is on,
+and to validate actions with ``check=True``):
+
+1. the piece goes on its hole;
+2. the mover's counts of the (at most K) cells around that hole go up by one;
+3. those cells reach their ``need`` and are still free -> conquered by the mover;
+4. chains: the conquered cells and the mover's chains next to them are merged under one label
+   (labels of neighbouring chains are scattered into a relabelling table, gathered back);
+5. the merged chain's side contacts are the union of its parts' (cached per chain in ``reach``);
+   touching both of the mover's sides wins.
+
+Only step 4's relabelling touches all C cells; everything else works on the K cells of the hole
+and their K*D neighbours.
+
+The swap action maps the whole position through the board's swap symmetry with colours exchanged
+(the piece swap of the pie rule). Finished games are left unchanged by later steps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from conhex_zero.env.ops import both, or_bytes, padded_width, select
+from conhex_zero.env.state import State
+from conhex_zero.games.board import PLAYER_SIDES
+from conhex_zero.games.game import Game, parse_game
+
+
+class IllegalActionError(ValueError):
+    """An action is not legal in its game (raised by ``step(..., check=True)``)."""
+
+    def __init__(self, message: str, games: list[int], reasons: list[str]):
+        super().__init__(message)
+        self.games = games
+        self.reasons = reasons
+
+
+class VecEnv:
+    """Batched rules for one ``Game`` on one device."""
+
+    def __init__(self, game: Game | str, device: torch.device | str = "cpu"):
+        self.game = parse_game(game)
+        self.device = torch.device(device)
+        board = self.game.board
+        H, C = board.num_holes, board.num_cells
+        self.num_holes, self.num_cells, self.num_actions = H, C, self.game.num_actions
+        dev = self.device
+
+        # Cells around each hole, padded to K by repeating the first one (repeats are masked out of
+        # the counts by hole_cells_valid and are harmless elsewhere).
+        K = max(len(cs) for cs in board.hole_cells)
+        hc = [list(cs) + [cs[0]] * (K - len(cs)) for cs in board.hole_cells]
+        valid = [[1] * len(cs) + [0] * (K - len(cs)) for cs in board.hole_cells]
+        self.hole_cells = torch.tensor(hc, dtype=torch.long, device=dev)  # [H, K]
+        self.hole_cells_valid = torch.tensor(valid, dtype=torch.int8, device=dev)  # [H, K]
+        need = torch.tensor(board.cell_need, dtype=torch.int8, device=dev)  # [C]
+        self.hole_cells_need = need[self.hole_cells]  # [H, K]
+        # Neighbours of each cell, padded to D by repeating the first (a set is all we need).
+        D = max(len(n) for n in board.neighbours)
+        nb = [list(n) + [n[0]] * (D - len(n)) if n else [c] * D for c, n in enumerate(board.neighbours)]
+        self.neighbours = torch.tensor(nb, dtype=torch.long, device=dev)  # [C, D]
+        # side_bits[p * C + c]: bit 0 if cell c is on player p's first side, bit 1 if on the second.
+        sides = board.side_masks.astype("int8")  # [4, C]
+        bits = np.stack([sides[a] + 2 * sides[b] for a, b in PLAYER_SIDES])  # [2, C]
+        self.side_bits = torch.tensor(bits, dtype=torch.int8, device=dev).reshape(2 * C)  # [2C]
+        self.turn_table = torch.tensor(self.game.turn_table, device=dev)  # [max_plies + 2]
+        self.forbidden = torch.tensor(self.game.forbidden_holes, device=dev)  # [H]
+        self.cell_ids = torch.arange(C, dtype=torch.int16, device=dev)[None]  # [1, C]
+        self._zero_holes = torch.zeros((1, H), dtype=torch.int8, device=dev)  # [1, H]
+        self._zero_k = torch.zeros((1, K), dtype=torch.int8, device=dev)  # [1, K]
+        self._reach_pad = padded_width(K + K * D) - (K + K * D)
+
+        # The swap: the position mapped through a side-exchanging symmetry, colours exchanged.
+        sym = board.symmetry(board.swap_symmetry)
+        hole_perm = torch.tensor(sym.hole_perm, device=dev)
+        cell_perm = torch.tensor(sym.cell_perm, device=dev)
+        self.swap_hole_src = torch.argsort(hole_perm)  # [H]: new[j] = old[swap_hole_src[j]]
+        self.swap_cell_src = torch.argsort(cell_perm)  # [C]
+        self.swap_cell_perm = cell_perm.to(torch.int16)  # [C]: new name of each chain label
+        # A chain of player p touching p's side s becomes a chain of 1 - p touching the image side;
+        # if that is the other player's second side, the two reach bits trade places.
+        keeps_order = sym.side_perm[PLAYER_SIDES[0][0]] == PLAYER_SIDES[1][0]
+        self.swap_reach = torch.tensor([0, 1, 2, 3] if keeps_order else [0, 2, 1, 3],
+                                       dtype=torch.int8, device=dev)  # [4]
+
+    def __repr__(self) -> str:
+        return f"VecEnv({self.game.spec!r}, device={str(self.device)!r})"
+
+    # ------------------------------------------------------------------ reset
+    def initial_state(self, batch_size: int) -> State:
+        """``batch_size`` empty boards (before any random opening pieces)."""
+        B, H, C, dev = batch_size, self.num_holes, self.num_cells, self.device
+        return State(
+            holes=torch.full((B, H), -1, dtype=torch.int8, device=dev),
+            cells=torch.full((B, C), -1, dtype=torch.int8, device=dev),
+            counts=torch.zeros((B, 2, C), dtype=torch.int8, device=dev),
+            label=self.cell_ids.expand(B, C).clone(),
+            reach=torch.zeros((B, C), dtype=torch.int8, device=dev),
+            to_move=self.turn_table[0].expand(B).clone(),
+            ply=torch.zeros(B, dtype=torch.long, device=dev),
+            winner=torch.full((B,), -1, dtype=torch.long, device=dev),
+        )
+
+    def reset(self, batch_size: int, generator: torch.Generator | None = None) -> State:
+        """New games, with the game's random opening pieces placed (drawn from ``generator``)."""
+        if self.game.random_pieces == 0:
+            return self.initial_state(batch_size)
+        state: State | None = None
+        for _attempt in range(100):
+            fresh = self.initial_state(batch_size)
+            for _ply in range(self.game.opening_plies):
+                fresh = self.step(fresh, self.random_actions(fresh, generator))
+            # An opening that already decided the game (tiny boards only) is drawn again.
+            state = fresh if state is None else state.where(state.done, fresh)
+            if not bool(state.done.any()):
+                return state
+        raise RuntimeError(f"{self.game.spec}: random openings keep finishing the game; "
+                           f"use fewer random pieces")
+
+    def reset_done(self, state: State, generator: torch.Generator | None = None) -> State:
+        """Finished games replaced by new ones; running games untouched."""
+        idx = state.done.nonzero().squeeze(1)
+        if idx.numel() == 0:
+            return state
+        return state.put(idx, self.reset(idx.numel(), generator))
+
+    # ------------------------------------------------------------------ legal
+    def legal_mask(self, state: State) -> Tensor:
+        """``[B, A]`` bool: legal actions (empty holes, and swap on its ply), none once done."""
+        live = state.winner < 0  # [B]
+        holes_ok = both(state.holes < self._zero_holes, live[:, None])  # [B, H]
+        if self.game.forbid_depth is not None:
+            first = state.ply == self.game.first_move_ply  # [B]
+            holes_ok = both(holes_ok, ~both(first[:, None], self.forbidden))
+        if self.game.swap:
+            swap_ok = live & (state.ply == self.game.swap_ply)  # [B]
+        else:
+            swap_ok = torch.zeros_like(live)
+        return torch.cat([holes_ok, swap_ok[:, None]], dim=1)
+
+    def random_actions(self, state: State, generator: torch.Generator | None = None) -> Tensor:
+        """``[B]`` uniformly random legal actions (0 for finished games)."""
+        legal = self.legal_mask(state)
+        u = torch.rand(legal.shape, generator=generator, device=self.device)
+        return (u * legal).argmax(dim=1)
+
+    # ------------------------------------------------------------------- step
+    def step(self, state: State, action: Tensor, check: bool = False) -> State:
+        """Apply ``action`` [B] to every game; returns the new state.
+
+        With ``check=True`` illegal actions raise ``IllegalActionError`` (this synchronises with the
+        device); without it they are not detected, except that finished games never change. With the
+        swap rule on, the step looks up which games swap (one host synchronisation).
+        """
+        action = action.to(device=self.device, dtype=torch.long)
+        if check:
+            self.check_actions(state, action)
+        H, C = self.num_holes, self.num_cells
+        K, D = self.hole_cells.shape[1], self.neighbours.shape[1]
+        B = action.shape[0]
+        dev = self.device
+        p = state.to_move  # [B]
+        p8 = p.to(torch.int8)[:, None]  # [B, 1]
+        live = state.winner < 0  # [B]
+        is_swap = action == H  # [B]
+        place = (live & ~is_swap)[:, None]  # [B, 1]
+        hole = action.clamp(0, H - 1)  # [B]
+
+        # 1. the piece
+        old = state.holes.gather(1, hole[:, None])  # [B, 1]
+        holes = state.holes.scatter(1, hole[:, None], select(place, old, p8))  # [B, H]
+
+        # 2. the mover's counts of the cells around the hole
+        hc = self.hole_cells.index_select(0, hole)  # [B, K]
+        inc = self.hole_cells_valid.index_select(0, hole) * place  # [B, K] int8
+        flat = hc + p[:, None] * C  # [B, K]: index into counts viewed as [B, 2C]
+        counts = state.counts.reshape(B, 2 * C).scatter_add(1, flat, inc)  # [B, 2C]
+
+        # 3. conquest: the first player to hold `need` holes of a cell owns it
+        own = state.cells.gather(1, hc)  # [B, K]
+        need = self.hole_cells_need.index_select(0, hole)  # [B, K]
+        new = both(both(own < self._zero_k, counts.gather(1, flat) >= need), place)  # [B, K]
+        cells = state.cells.scatter(1, hc, select(new, own, p8))  # [B, C]
+        any_new = new.any(1)  # [B]
+
+        # 4. chains: the new cells and the mover's chains next to them merge under label `rep`.
+        # (Comparisons take pre-expanded operands: broadcasting ones are slow on CPU, see ops.py.)
+        rep = hc.gather(1, new.to(torch.int8).argmax(1, keepdim=True))  # [B, 1] a new cell
+        nb = self.neighbours.index_select(0, hc.reshape(-1)).view(B, K * D)  # [B, K*D]
+        mover = p8.expand(B, K * D).contiguous()  # [B, K*D]
+        mine = both((cells.gather(1, nb) == mover).view(B, K, D), new[:, :, None]).view(B, K * D)
+        rep16 = rep.to(torch.int16)  # [B, 1]
+        nb_label = select(mine, rep16.expand(B, K * D).contiguous(), state.label.gather(1, nb))
+        nb_label = nb_label.long()  # [B, K*D]: labels of the mover's chains next to new cells
+        merged = torch.zeros((B, C), dtype=torch.bool, device=dev)
+        merged.scatter_(1, nb_label, torch.ones((B, K * D), dtype=torch.bool, device=dev))
+        merged.scatter_(1, select(new, rep, hc), torch.ones((B, K), dtype=torch.bool, device=dev))
+        relabel = select(merged, self.cell_ids.expand(B, C), rep16.expand(B, C))  # [B, C]
+        label = relabel.gather(1, state.label.long())  # [B, C]
+
+        # 5. the merged chain touches the sides of the new cells and of the chains it absorbed
+        side_new = torch.take(self.side_bits, flat) * new  # [B, K]
+        side_old = state.reach.gather(1, nb_label) * mine  # [B, K*D]
+        pad = torch.zeros((B, self._reach_pad), dtype=torch.int8, device=dev)
+        chain_reach = or_bytes(torch.cat([side_new, side_old, pad], dim=1))  # [B]
+        chain_reach = select(any_new, state.reach.gather(1, rep)[:, 0], chain_reach.to(torch.int8))
+        reach = state.reach.scatter(1, rep, chain_reach[:, None])  # [B, C]
+        win = any_new & (chain_reach == 3)  # [B]
+
+        ply = state.ply + live.long()  # [B]
+        next_state = State(
+            holes=holes,
+            cells=cells,
+            counts=counts.view(B, 2, C),
+            label=label,
+            reach=reach,
+            to_move=self.turn_table[ply],
+            ply=ply,
+            winner=select(win, state.winner, p),
+        )
+        if self.game.swap:
+            swapping = (live & is_swap).nonzero().squeeze(1)
+            if swapping.numel():
+                next_state = next_state.put(swapping, self._swapped(state[swapping]))
+        return next_state
+
+    def _swapped(self, state: State) -> State:
+        """Positions mapped through the swap symmetry with colours exchanged; next player 0."""
+
+        def flip(t: Tensor) -> Tensor:  # exchange colours, keep -1
+            return torch.where(t >= 0, 1 - t, t)
+
+        ply = state.ply + 1
+        src = self.swap_cell_src
+        return State(
+            holes=flip(state.holes)[:, self.swap_hole_src],
+            cells=flip(state.cells)[:, src],
+            counts=state.counts.flip(1)[:, :, src],
+            label=self.swap_cell_perm[state.label.long()][:, src],
+            reach=self.swap_reach[state.reach.long()][:, src],
+            to_move=self.turn_table[ply],
+            ply=ply,
+            winner=state.winner,
+        )
+
+    # ------------------------------------------------------------- checking
+    def check_actions(self, state: State, action: Tensor) -> None:
+        """Raise ``IllegalActionError`` naming every game whose action is illegal, and why."""
+        A = self.num_actions
+        in_range = (action >= 0) & (action < A)
+        legal = self.legal_mask(state).gather(1, action.clamp(0, A - 1)[:, None])[:, 0] & in_range
+        if bool(legal.all()):
+            return
+        bad = (~legal).nonzero().squeeze(1).tolist()
+        reasons = [self.why_illegal(state, g, int(action[g])) for g in bad]
+        shown = "; ".join(f"game {g}: {r}" for g, r in list(zip(bad, reasons))[:5])
+        more = f" (and {len(bad) - 5} more)" if len(bad) > 5 else ""
+        raise IllegalActionError(f"illegal action: {shown}{more}", bad, reasons)
+
+    def why_illegal(self, state: State, game_index: int, action: int) -> str:
+        """A person-readable reason why ``action`` is illegal in game ``game_index``."""
+        g, s = self.game, state[game_index]
+        if not 0 <= action < self.num_actions:
+            return f"action {action} is out of range 0..{self.num_actions - 1}"
+        name = g.action_name(action)
+        if bool(s.done[0]):
+            return f"{name}: the game is already over (player {int(s.winner[0])} won)"
+        ply = int(s.ply[0])
+        if action == g.swap_action:
+            if not g.swap:
+                return "swap: the swap rule is off in this game"
+            return (f"swap: only allowed as the second player's first move (ply {g.swap_ply + 1}), "
+                    f"not at ply {ply + 1}")
+        if int(s.holes[0, action]) >= 0:
+            return f"{name}: the hole is already taken"
+        if ply == g.first_move_ply and bool(self.forbidden[action]):
+            return f"{name}: the first move may not be in the forbidden zone (depth >= {g.forbid_depth})"
+        return f"{name}: illegal"

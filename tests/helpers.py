@@ -1,0 +1,78 @@
+"""Shared test helpers: play move lists on both engines, random games, reference snapshots."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from conhex_zero.env.reference import ReferenceGame
+from conhex_zero.env.state import State
+from conhex_zero.env.vec_env import VecEnv
+
+
+def owners_of(env: VecEnv, state: State, names: list[str], which: str = "cells") -> list[int]:
+    """Owner (-1/0/1) of the named holes (``which='holes'``) or of cell ids (``which='cells'``)."""
+    if which == "holes":
+        return [int(state.holes[0, env.game.parse_move(n)]) for n in names]
+    return [int(state.cells[0, int(c)]) for c in names]
+
+
+def play_both(spec: str, moves: list[str]) -> tuple[VecEnv, list[State], list[ReferenceGame]]:
+    """Play ``moves`` on the vectorised engine (checked) and the reference; states after each move.
+
+    Asserts the two engines agree after every move.
+    """
+    env = VecEnv(spec)
+    ref = ReferenceGame(spec)
+    state = env.initial_state(1)
+    states = [state]
+    for name in moves:
+        action = env.game.parse_move(name)
+        state = env.step(state, torch.tensor([action]), check=True)
+        ref.play(action)
+        assert_same(state, [ref])
+        states.append(state)
+    return env, states, [ref]
+
+
+def reference_arrays(refs: list[ReferenceGame]) -> dict[str, np.ndarray]:
+    def arr(rows):
+        return np.array([[-1 if v is None else v for v in row] for row in rows], dtype=np.int64)
+
+    return {
+        "holes": arr([r.holes for r in refs]),
+        "cells": arr([r.cells for r in refs]),
+        "winner": np.array([-1 if r.winner is None else r.winner for r in refs]),
+        "to_move": np.array([r.to_move for r in refs]),
+        "ply": np.array([r.ply for r in refs]),
+    }
+
+
+def assert_same(state: State, refs: list[ReferenceGame], rows: list[int] | None = None) -> None:
+    """The games ``rows`` of ``state`` equal the reference games (pieces, cells, winner, turn)."""
+    rows = list(range(len(refs))) if rows is None else rows
+    want = reference_arrays([refs[i] for i in rows])
+    idx = torch.tensor(rows, dtype=torch.long)
+    got = {
+        "holes": state.holes[idx].long().numpy(),
+        "cells": state.cells[idx].long().numpy(),
+        "winner": state.winner[idx].numpy(),
+        "to_move": state.to_move[idx].numpy(),
+        "ply": state.ply[idx].numpy(),
+    }
+    running = want["winner"] < 0
+    for key in ("holes", "cells", "winner", "ply"):
+        bad = np.flatnonzero((got[key] != want[key]).reshape(len(rows), -1).any(1))
+        assert bad.size == 0, f"{key} differs in game {rows[bad[0]]}: {got[key][bad[0]]} vs {want[key][bad[0]]}"
+    bad = np.flatnonzero(running & (got["to_move"] != want["to_move"]))
+    assert bad.size == 0, f"to_move differs in game {rows[bad[0]]}"
+
+
+def random_actions(env: VecEnv, state: State, generator: torch.Generator, swap_prob: float = 0.5) -> torch.Tensor:
+    """Uniform random legal actions, but the swap taken with ``swap_prob`` whenever it is legal."""
+    legal = env.legal_mask(state)
+    u = torch.rand(legal.shape, generator=generator)
+    action = (u * legal).argmax(1)
+    swap_ok = legal[:, env.game.swap_action]
+    coin = torch.rand(action.shape, generator=generator) < swap_prob
+    return torch.where(swap_ok & coin, env.game.swap_action, action)

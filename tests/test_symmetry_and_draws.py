@@ -1,0 +1,98 @@
+"""Symmetry (a transformed game has the transformed result) and the absence of draws."""
+
+import random
+
+import pytest
+import torch
+
+from conhex_zero.env.reference import ReferenceGame
+from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.games.board import PLAYER_SIDES
+from conhex_zero.games.game import parse_game
+from helpers import random_actions
+
+
+def random_histories(spec, games, seed):
+    env = VecEnv(spec)
+    gen = torch.Generator().manual_seed(seed)
+    state = env.initial_state(games)
+    history = []
+    while not bool(state.done.all()):
+        action = random_actions(env, state, gen, swap_prob=0.0)
+        history.append((state.to_move.clone(), action))
+        state = env.step(state, action)
+    return env, history, state
+
+
+@pytest.mark.parametrize("spec", ["conhex:noswap", "hex-6", "hex-9"])
+def test_every_symmetry_maps_games_to_games(spec):
+    """Play every game's moves through a symmetry; side-exchanging ones also exchange colours."""
+    env, history, final = random_histories(spec, 64, seed=11)
+    board = env.game.board
+    for sym in board.symmetries:
+        hole_perm = torch.tensor(list(sym.hole_perm) + [env.game.swap_action])
+        cell_perm = torch.tensor(sym.cell_perm)
+        state = env.initial_state(final.batch_size)
+        for mover, action in history:
+            if sym.exchanges_sides:  # the colours trade places, so the other player moves
+                state = type(state)(**{**state.__dict__, "to_move": torch.where(state.done, state.to_move, 1 - mover)})
+            state = env.step(state, hole_perm[action])
+        want_cells = torch.empty_like(final.cells)
+        want_cells[:, cell_perm] = final.cells
+        want_winner = final.winner
+        if sym.exchanges_sides:
+            want_cells = torch.where(want_cells >= 0, 1 - want_cells, want_cells)
+            want_winner = 1 - final.winner
+        assert torch.equal(state.cells, want_cells), sym.name
+        assert torch.equal(state.winner, want_winner), sym.name
+        assert torch.equal(state.ply, final.ply), sym.name
+
+
+def connects(game, cells, player):
+    """Breadth-first search over a player's cells (independent of both engines)."""
+    board = game.board
+    a, b = PLAYER_SIDES[player]
+    todo = [c for c in range(board.num_cells) if cells[c] == player and a in board.cell_sides[c]]
+    seen = set(todo)
+    while todo:
+        c = todo.pop()
+        if b in board.cell_sides[c]:
+            return True
+        for n in board.neighbours[c]:
+            if cells[n] == player and n not in seen:
+                seen.add(n)
+                todo.append(n)
+    return False
+
+
+@pytest.mark.parametrize("spec", ["conhex", "hex-2", "hex-5", "hex-11"])
+def test_a_full_board_is_never_a_draw(spec):
+    """Fill every hole in a random order (playing on after a win): exactly one player connects."""
+    game = parse_game(spec)
+    rng = random.Random(1)
+    for _ in range(300):
+        order = list(range(game.num_holes))
+        rng.shuffle(order)
+        cells = [None] * game.num_cells
+        holes = [None] * game.num_holes
+        for ply, h in enumerate(order):
+            p = ply % 2
+            holes[h] = p
+            for c in game.board.hole_cells[h]:
+                mine = sum(holes[x] == p for x in game.board.cell_holes[c])
+                if cells[c] is None and mine >= game.board.cell_need[c]:
+                    cells[c] = p
+        assert None not in cells  # a full board conquers every cell
+        assert connects(game, cells, 0) != connects(game, cells, 1)
+
+
+@pytest.mark.parametrize("spec", ["conhex", "hex-11:swap"])
+def test_every_game_ends_with_exactly_one_winner(spec):
+    env, history, final = random_histories(spec, 500, seed=2)
+    assert bool(final.done.all())
+    assert set(final.winner.unique().tolist()) == {0, 1}
+    # The winner connects; the loser does not.
+    for b in range(0, 500, 25):
+        cells = final.cells[b].tolist()
+        w = int(final.winner[b])
+        assert connects(env.game, cells, w) and not connects(env.game, cells, 1 - w)
