@@ -1,0 +1,58 @@
+"""``conhex-zero``: the one command-line entry point. Each subcommand lives in its own module with
+``add_parser(subparsers)`` and ``run(args) -> int``; this module only wires them up and turns
+expected errors (bad game specs, bad moves, bad options) into one clear line and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from conhex_zero import __version__
+from conhex_zero.cli import bench_cmd, replay_cmd, rules_cmd
+from conhex_zero.cli.common import CliError
+from conhex_zero.env.allocator import keep_freed_memory
+from conhex_zero.env.notation import IllegalMoveError
+from conhex_zero.games.game import GameSpecError, MoveError
+
+COMMANDS = (rules_cmd, replay_cmd, bench_cmd)
+
+DESCRIPTION = """\
+conhex-zero: AlphaZero-style self-play for the connection games ConHex and Hex.
+
+Games are named by spec strings: 'conhex' (pie rule on, as published), 'hex-11', 'hex-7:swap',
+'hex-11:forbid=2,random=1', 'hex-9:extra-stone' ... (see 'conhex-zero rules --help').
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="conhex-zero", description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"conhex-zero {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMANDS:
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    keep_freed_memory()
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(args.run(args) or 0)
+    except (CliError, GameSpecError, MoveError, IllegalMoveError) as err:
+        print(f"conhex-zero {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"conhex-zero {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

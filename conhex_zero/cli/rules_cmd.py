@@ -1,0 +1,91 @@
+"""``conhex-zero rules GAME [--json]``: the board picture, its counts and the rule options."""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+
+from conhex_zero.cli.common import print_json, use_color
+from conhex_zero.games.board import PLAYER_SIDES, SIDE_NAMES
+from conhex_zero.games.game import Game, parse_game
+from conhex_zero.games.render import PLAYER_NAMES, render_board
+
+SPEC_HELP = """\
+GAME is a spec string: NAME[:OPTION,...] with NAME conhex, hex (= hex-11) or hex-N (N = 2..19).
+Options: swap / noswap (pie rule; default on for conhex, off for hex), forbid=K (the first move may
+not be on a hole at depth >= K from the frame), random=K (K random opening pieces per player),
+extra-stone (the second player's first turn places two pieces).
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("rules", help="show a board, its counts and rule options",
+                       description="Show the board picture (cell ids, empty holes) and its counts.\n\n"
+                       + SPEC_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("game", nargs="?", default="conhex", help="game spec (default: conhex)")
+    p.add_argument("--json", action="store_true",
+                   help="print the board tables as JSON (holes, cells, adjacency, players)")
+    p.set_defaults(run=run)
+
+
+def board_json(game: Game) -> dict:
+    b = game.board
+    names = b.hole_names
+    return {
+        "game": game.spec,
+        "holes": [{"name": n, "x": x, "y": y} for n, (x, y) in zip(names, b.hole_xy)],
+        "cells": [{"holes": [names[h] for h in holes], "need": need,
+                   "sides": [SIDE_NAMES[s] for s in sides], "kind": kind}
+                  for holes, need, sides, kind in zip(b.cell_holes, b.cell_need, b.cell_sides, b.cell_kind)],
+        "adjacency": [list(pair) for pair in b.adjacency],
+        "players": [{"name": PLAYER_NAMES[p], "sides": [SIDE_NAMES[s] for s in PLAYER_SIDES[p]]}
+                    for p in range(2)],
+        "symmetries": [{"name": s.name, "exchanges_sides": s.exchanges_sides} for s in b.symmetries],
+        "rules": {"swap": game.swap, "forbid": game.forbid_depth, "random": game.random_pieces,
+                  "extra_stone": game.extra_stone},
+    }
+
+
+def describe(game: Game) -> str:
+    b = game.board
+    lines = [f"{game.spec}: {b.num_holes} holes, {b.num_cells} cells, "
+             f"{len(b.adjacency)} adjacent cell pairs"]
+    kinds = Counter((k, len(h), n) for k, h, n in zip(b.cell_kind, b.cell_holes, b.cell_need))
+    lines.append("cells: " + ", ".join(f"{count} {kind} ({holes} hole{'s' * (holes > 1)}, need {need})"
+                                      for (kind, holes, need), count in kinds.items()))
+    per_hole = Counter(len(cs) for cs in b.hole_cells)
+    lines.append("holes by cells they lie on: " + ", ".join(
+        f"{count} on {k}" for k, count in sorted(per_hole.items(), reverse=True)))
+    degree = {}
+    for c, kind in enumerate(b.cell_kind):
+        degree.setdefault(kind, set()).add(len(b.neighbours[c]))
+    lines.append("neighbours per cell: " + ", ".join(
+        f"{kind} {'/'.join(map(str, sorted(d)))}" for kind, d in degree.items()))
+    for p in range(2):
+        a, z = PLAYER_SIDES[p]
+        sizes = [int(b.side_masks[s].sum()) for s in (a, z)]
+        lines.append(f"player {PLAYER_NAMES[p]} ({'first' if p == 0 else 'second'}) connects "
+                     f"{SIDE_NAMES[a]} ({sizes[0]} cells) and {SIDE_NAMES[z]} ({sizes[1]} cells)")
+    exch = sum(s.exchanges_sides for s in b.symmetries)
+    lines.append(f"symmetries: {len(b.symmetries)} ({exch} exchange the players' sides)")
+    rules = [f"swap {'on' if game.swap else 'off'}"]
+    if game.forbid_depth is not None:
+        rules.append(f"first move not at depth >= {game.forbid_depth}")
+    if game.random_pieces:
+        rules.append(f"{game.random_pieces} random opening pieces per player")
+    if game.extra_stone:
+        rules.append("second player's first turn places two pieces")
+    lines.append("rules: " + ", ".join(rules))
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    game = parse_game(args.game)
+    if args.json:
+        print_json(board_json(game))
+        return 0
+    b = game.board
+    print(render_board(b, [-1] * b.num_holes, [-1] * b.num_cells, cell_ids=True, color=use_color()))
+    print()
+    print(describe(game))
+    return 0

@@ -1,0 +1,80 @@
+"""The conhex-zero command line: output, JSON keys, and clear one-line errors with exit code 2."""
+
+import json
+
+import pytest
+
+from conhex_zero.cli.main import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_rules_text(capsys):
+    code, out, _ = run(capsys, "rules", "conhex")
+    assert code == 0
+    assert "69 holes, 41 cells, 104 adjacent cell pairs" in out
+    assert "4 corner (3 holes, need 2), 12 edge (3 holes, need 2), 24 inner (6 holes, need 3), " \
+           "1 centre (5 holes, need 3)" in out
+    assert "rules: swap on" in out
+    assert " 1  .-----------+" in out  # the picture
+
+
+def test_rules_json(capsys):
+    code, out, _ = run(capsys, "rules", "conhex", "--json")
+    data = json.loads(out)
+    assert {"holes", "cells", "adjacency", "players"} <= set(data)
+    assert len(data["holes"]) == 69 and len(data["cells"]) == 41 and len(data["adjacency"]) == 104
+    assert data["holes"][0] == {"name": "A1", "x": 0.0, "y": 0.0}
+    assert data["cells"][0]["holes"] == ["A1", "C2", "B3"] and data["cells"][0]["need"] == 2
+    assert data["cells"][0]["sides"] == ["top", "left"]
+    assert data["players"][0]["sides"] == ["top", "bottom"]
+    assert data["players"][1]["sides"] == ["left", "right"]
+    code, out, _ = run(capsys, "rules", "hex-5", "--json")
+    data = json.loads(out)
+    assert len(data["holes"]) == 25 and data["cells"][0]["holes"] == ["a1"]
+
+
+def test_replay_text_and_json(capsys):
+    code, out, _ = run(capsys, "replay", "hex-3", "a1", "c1", "a2", "c2", "a3")
+    assert code == 0 and "X wins" in out
+    code, out, _ = run(capsys, "replay", "conhex", "C2,swap", "--json")
+    data = json.loads(out)
+    assert data["winner"] is None and data["to_move"] == 0 and data["moves"] == ["C2", "swap"]
+    assert len(data["cell_owners"]) == 41 and set(data["cell_owners"]) == {None}
+    code, out, _ = run(capsys, "replay", "hex-3", "a1", "c1", "a2", "c2", "a3", "--json")
+    data = json.loads(out)
+    assert data["winner"] == 0 and data["cell_owners"][0] == 0 and data["cell_owners"][2] == 1
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["replay", "conhex", "F6", "F6"], "move 2 (F6): F6: the hole is already taken"),
+    (["replay", "conhex", "F6", "E5"], "move 2 (E5): 'E5' is not a move in conhex"),
+    (["replay", "conhex", "swap"], "move 1 (swap): swap: only allowed"),
+    (["replay", "hex-3", "a1", "c1", "a2", "c2", "a3", "b2"], "move 6 (b2): b2: the game is already over"),
+    (["replay", "hexx-5", "a1"], "unknown game 'hexx-5'"),
+    (["rules", "hex-40"], "between 2 and 19"),
+    (["rules", "conhex:swapp"], "Did you mean 'swap'"),
+    (["bench", "env", "--batch", "0"], "--batch must be at least 1"),
+    (["bench", "env", "--device", "tpu"], "unknown device"),
+])
+def test_errors_are_one_clear_line(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert message in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_bench_env_json(capsys):
+    code, out, _ = run(capsys, "bench", "env", "--game", "hex-5", "--batch", "64", "--seconds", "0.2", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["steps_per_s"] > 0 and data["batch"] == 64 and data["game"] == "hex-5"
+    assert data["live_steps"] > 0
+
+
+def test_no_command_prints_help(capsys):
+    code, out, _ = run(capsys)
+    assert code == 2 and "rules" in out and "replay" in out
