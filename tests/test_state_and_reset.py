@@ -66,3 +66,13 @@ def test_random_openings_never_start_finished():
     assert raw.done.float().mean() > 0.1  # so the redraw really happens below
     state = env.reset(2000, gen)
     assert not bool(state.done.any()) and (state.ply == 6).all()
+
+
+def test_reset_done_in_place_overwrites_only_finished_games():
+    env = VecEnv("hex-3")
+    won = play_moves(env, ["a1", "c1", "a2", "c2", "a3"])
+    running = play_moves(env, ["b2"])
+    state = State.cat([running, won])
+    out = env.reset_done(state, in_place=True)
+    assert out.holes is state.holes  # the same tensors, overwritten
+    assert out[0].equal(running) and out[1].equal(env.initial_state(1))

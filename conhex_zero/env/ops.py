@@ -21,8 +21,8 @@ def select(mask: Tensor, a: Tensor, b: Tensor) -> Tensor:
     """
     if a.dtype == torch.bool:
         a8, b8 = a.view(torch.uint8), b.view(torch.uint8)
-        return (a8 + (b8 - a8) * mask.view(torch.uint8)).view(torch.bool)
-    return a + (b - a) * mask.to(a.dtype)
+        return torch.addcmul(a8, b8 - a8, mask.view(torch.uint8)).view(torch.bool)
+    return torch.addcmul(a, b - a, mask.to(a.dtype))
 
 
 def any_along(mask: Tensor, dim: int = 1) -> Tensor:

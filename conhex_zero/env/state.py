@@ -50,7 +50,7 @@ class State:
     # --------------------------------------------------------- field-wise ops
     def map(self, fn: Callable[[Tensor], Tensor]) -> "State":
         """Apply ``fn`` to every field."""
-        return State(**{f.name: fn(getattr(self, f.name)) for f in fields(self)})
+        return State(*(fn(getattr(self, name)) for name in FIELDS))
 
     def __getitem__(self, index) -> "State":
         """Select games along the batch dimension (an int keeps the dimension)."""
@@ -66,26 +66,31 @@ class State:
 
     def where(self, mask: Tensor, other: "State") -> "State":
         """Per game: ``other`` where ``mask`` [B] is True, else ``self``. ``other`` may have batch 1."""
-        out = {}
-        for f in fields(self):
-            a, b = getattr(self, f.name), getattr(other, f.name)
-            out[f.name] = select(mask.view(-1, *([1] * (a.dim() - 1))), a, b)
-        return State(**out)
+        out = []
+        for name in FIELDS:
+            a, b = getattr(self, name), getattr(other, name)
+            out.append(select(mask.view(-1, *([1] * (a.dim() - 1))), a, b))
+        return State(*out)
 
-    def put(self, index: Tensor, other: "State") -> "State":
-        """A copy with games ``index`` replaced by the games of ``other``."""
-        out = {}
-        for f in fields(self):
-            t = getattr(self, f.name).clone()
-            t[index] = getattr(other, f.name)
-            out[f.name] = t
-        return State(**out)
+    def put(self, index: Tensor, other: "State", in_place: bool = False) -> "State":
+        """Games ``index`` replaced by the games of ``other``: in a copy, or (``in_place=True``)
+        in this state's own tensors, which is cheaper for a loop that owns its state."""
+        out = []
+        for name in FIELDS:
+            t = getattr(self, name) if in_place else getattr(self, name).clone()
+            t[index] = getattr(other, name)
+            out.append(t)
+        return State(*out)
 
     @staticmethod
     def cat(states: Sequence["State"]) -> "State":
         """Concatenate states along the batch dimension."""
-        return State(**{f.name: torch.cat([getattr(s, f.name) for s in states]) for f in fields(State)})
+        return State(*(torch.cat([getattr(s, name) for s in states]) for name in FIELDS))
 
     def equal(self, other: "State") -> bool:
         """Exact equality of every field."""
-        return all(torch.equal(getattr(self, f.name), getattr(other, f.name)) for f in fields(self))
+        return all(torch.equal(getattr(self, name), getattr(other, name)) for name in FIELDS)
+
+
+FIELDS: tuple[str, ...] = tuple(f.name for f in fields(State))
+"""Field names of ``State`` in order."""

@@ -9,7 +9,8 @@ and to validate actions with ``check=True``):
 2. the mover's counts of the (at most K) cells around that hole go up by one;
 3. those cells reach their ``need`` and are still free -> conquered by the mover;
 4. chains: the conquered cells and the mover's chains next to them are merged under one label
-   (labels of neighbouring chains are scattered into a relabelling table, gathered back);
+   (the new label is scattered into an identity relabelling table at the labels that join, and
+   every cell's label is looked up in it);
 5. the merged chain's side contacts are the union of its parts' (cached per chain in ``reach``);
    touching both of the mover's sides wins.
 
@@ -89,6 +90,8 @@ class VecEnv:
         self.swap_reach = torch.tensor([0, 1, 2, 3] if keeps_order else [0, 2, 1, 3],
                                        dtype=torch.int8, device=dev)  # [4]
 
+        self._empty_row = self.initial_state(1)
+
     def __repr__(self) -> str:
         return f"VecEnv({self.game.spec!r}, device={str(self.device)!r})"
 
@@ -123,12 +126,21 @@ class VecEnv:
         raise RuntimeError(f"{self.game.spec}: random openings keep finishing the game; "
                            f"use fewer random pieces")
 
-    def reset_done(self, state: State, generator: torch.Generator | None = None) -> State:
-        """Finished games replaced by new ones; running games untouched."""
+    def reset_done(self, state: State, generator: torch.Generator | None = None,
+                   in_place: bool = False) -> State:
+        """Finished games replaced by new ones; running games untouched.
+
+        ``in_place=True`` overwrites the finished games in ``state``'s own tensors instead of
+        copying them: for loops that own the state (such as the one ``step`` just returned).
+        """
         idx = state.done.nonzero().squeeze(1)
         if idx.numel() == 0:
             return state
-        return state.put(idx, self.reset(idx.numel(), generator))
+        if self.game.random_pieces:
+            fresh = self.reset(idx.numel(), generator)
+        else:  # every new game is the same empty board: one row, broadcast
+            fresh = self._empty_row
+        return state.put(idx, fresh, in_place=in_place)
 
     # ------------------------------------------------------------------ legal
     def legal_mask(self, state: State) -> Tensor:
@@ -198,10 +210,9 @@ class VecEnv:
         rep16 = rep.to(torch.int16)  # [B, 1]
         nb_label = select(mine, rep16.expand(B, K * D).contiguous(), state.label.gather(1, nb))
         nb_label = nb_label.long()  # [B, K*D]: labels of the mover's chains next to new cells
-        merged = torch.zeros((B, C), dtype=torch.bool, device=dev)
-        merged.scatter_(1, nb_label, torch.ones((B, K * D), dtype=torch.bool, device=dev))
-        merged.scatter_(1, select(new, rep, hc), torch.ones((B, K), dtype=torch.bool, device=dev))
-        relabel = select(merged, self.cell_ids.expand(B, C), rep16.expand(B, C))  # [B, C]
+        joining = torch.cat([nb_label, select(new, rep, hc)], dim=1)  # [B, K*D + K] labels to merge
+        relabel = self.cell_ids.expand(B, C).clone()  # [B, C]: old label -> new label
+        relabel.scatter_(1, joining, rep16.expand(B, joining.shape[1]))
         label = relabel.gather(1, state.label.long())  # [B, C]
 
         # 5. the merged chain touches the sides of the new cells and of the chains it absorbed
@@ -222,7 +233,7 @@ class VecEnv:
             reach=reach,
             to_move=self.turn_table[ply],
             ply=ply,
-            winner=select(win, state.winner, p),
+            winner=torch.where(win, p, state.winner),
         )
         if self.game.swap:
             swapping = (live & is_swap).nonzero().squeeze(1)
