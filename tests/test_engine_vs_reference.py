@@ -85,3 +85,11 @@ def test_cells_never_change_owner_and_pieces_never_move():
             taken = old >= 0
             assert torch.equal(new[taken], old[taken])
         state = nxt
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec, games", [("conhex", 5000), ("conhex:random=3,forbid=4", 2000),
+                                         ("hex-11:swap", 2000), ("hex-19", 500)])
+def test_many_more_random_games(spec, games):
+    env, state, _ = run_random_games(spec, games, seed=zlib.crc32(spec.encode()) + 1)
+    assert bool(state.done.all())
