@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from conhex_zero.env.reference import ReferenceGame
+from conhex_zero.games.board import PLAYER_SIDES, BoardGraph
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
 
@@ -76,3 +77,19 @@ def random_actions(env: VecEnv, state: State, generator: torch.Generator, swap_p
     swap_ok = legal[:, env.game.swap_action]
     coin = torch.rand(action.shape, generator=generator) < swap_prob
     return torch.where(swap_ok & coin, env.game.swap_action, action)
+
+
+def connects(board: BoardGraph, cells, player: int) -> bool:
+    """Breadth-first search over a player's cells (independent of both engines)."""
+    a, b = PLAYER_SIDES[player]
+    todo = [c for c in range(board.num_cells) if cells[c] == player and a in board.cell_sides[c]]
+    seen = set(todo)
+    while todo:
+        c = todo.pop()
+        if b in board.cell_sides[c]:
+            return True
+        for n in board.neighbours[c]:
+            if cells[n] == player and n not in seen:
+                seen.add(n)
+                todo.append(n)
+    return False

@@ -9,6 +9,7 @@ import pytest
 
 from conhex_zero.games.board import PLAYER_SIDES, SIDE_NAMES
 from conhex_zero.games.conhex import conhex_board
+from helpers import connects
 
 B = conhex_board()
 NAME = {n: i for i, n in enumerate(B.hole_names)}
@@ -126,18 +127,7 @@ def test_symmetries_of_the_square():
 
 
 def connected(owners, player):
-    a, b = PLAYER_SIDES[player]
-    start = [c for c in range(B.num_cells) if owners[c] == player and a in B.cell_sides[c]]
-    seen, queue = set(start), deque(start)
-    while queue:
-        c = queue.popleft()
-        if b in B.cell_sides[c]:
-            return True
-        for n in B.neighbours[c]:
-            if owners[n] == player and n not in seen:
-                seen.add(n)
-                queue.append(n)
-    return False
+    return connects(B, owners, player)
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -7,9 +7,8 @@ import torch
 
 from conhex_zero.env.reference import ReferenceGame
 from conhex_zero.env.vec_env import VecEnv
-from conhex_zero.games.board import PLAYER_SIDES
 from conhex_zero.games.game import parse_game
-from helpers import random_actions
+from helpers import connects, random_actions
 
 
 def random_histories(spec, games, seed):
@@ -48,23 +47,6 @@ def test_every_symmetry_maps_games_to_games(spec):
         assert torch.equal(state.ply, final.ply), sym.name
 
 
-def connects(game, cells, player):
-    """Breadth-first search over a player's cells (independent of both engines)."""
-    board = game.board
-    a, b = PLAYER_SIDES[player]
-    todo = [c for c in range(board.num_cells) if cells[c] == player and a in board.cell_sides[c]]
-    seen = set(todo)
-    while todo:
-        c = todo.pop()
-        if b in board.cell_sides[c]:
-            return True
-        for n in board.neighbours[c]:
-            if cells[n] == player and n not in seen:
-                seen.add(n)
-                todo.append(n)
-    return False
-
-
 @pytest.mark.parametrize("spec", ["conhex", "hex-2", "hex-5", "hex-11"])
 def test_a_full_board_is_never_a_draw(spec):
     """Fill every hole in a random order (playing on after a win): exactly one player connects."""
@@ -83,7 +65,7 @@ def test_a_full_board_is_never_a_draw(spec):
                 if cells[c] is None and mine >= game.board.cell_need[c]:
                     cells[c] = p
         assert None not in cells  # a full board conquers every cell
-        assert connects(game, cells, 0) != connects(game, cells, 1)
+        assert connects(game.board, cells, 0) != connects(game.board, cells, 1)
 
 
 @pytest.mark.parametrize("spec", ["conhex", "hex-11:swap"])
@@ -95,4 +77,4 @@ def test_every_game_ends_with_exactly_one_winner(spec):
     for b in range(0, 500, 25):
         cells = final.cells[b].tolist()
         w = int(final.winner[b])
-        assert connects(env.game, cells, w) and not connects(env.game, cells, 1 - w)
+        assert connects(env.game.board, cells, w) and not connects(env.game.board, cells, 1 - w)

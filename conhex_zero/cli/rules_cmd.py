@@ -68,14 +68,7 @@ def describe(game: Game) -> str:
                      f"{SIDE_NAMES[a]} ({sizes[0]} cells) and {SIDE_NAMES[z]} ({sizes[1]} cells)")
     exch = sum(s.exchanges_sides for s in b.symmetries)
     lines.append(f"symmetries: {len(b.symmetries)} ({exch} exchange the players' sides)")
-    rules = [f"swap {'on' if game.swap else 'off'}"]
-    if game.forbid_depth is not None:
-        rules.append(f"first move not at depth >= {game.forbid_depth}")
-    if game.random_pieces:
-        rules.append(f"{game.random_pieces} random opening pieces per player")
-    if game.extra_stone:
-        rules.append("second player's first turn places two pieces")
-    lines.append("rules: " + ", ".join(rules))
+    lines.append("rules: " + game.rules_summary)
     return "\n".join(lines)
 
 

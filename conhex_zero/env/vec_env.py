@@ -1,7 +1,7 @@
 """The vectorised rules engine: batched ``step``, legal masks, resets, for any ``Game``.
 
 ``VecEnv`` holds only constant tables (on its device); states are passed in and returned, never
-mutated. ``step`` is a fixed sequence of tensor ops over the whole batch (no Python loop over games,
+mutated (except by ``reset_done(..., in_place=True)``, on request). ``step`` is a fixed sequence of tensor ops over the whole batch (no Python loop over games,
 holes or cells; no host synchronisation except to look up swapping games when the swap rule is on,
 and to validate actions with ``check=True``):
 

@@ -132,6 +132,18 @@ class Game:
     def __str__(self) -> str:
         return self.spec
 
+    @property
+    def rules_summary(self) -> str:
+        """The rule options in words, e.g. ``swap on, 1 random opening piece per player``."""
+        parts = [f"swap {'on' if self.swap else 'off'}"]
+        if self.forbid_depth is not None:
+            parts.append(f"first move not at depth >= {self.forbid_depth}")
+        if self.random_pieces:
+            parts.append(f"{self.random_pieces} random opening piece{'s' * (self.random_pieces > 1)} per player")
+        if self.extra_stone:
+            parts.append("second player's first turn places two pieces")
+        return ", ".join(parts)
+
     def action_name(self, action: int) -> str:
         """Name of an action: a hole name, or ``swap``."""
         if action == self.swap_action:
