@@ -78,3 +78,36 @@ def test_every_game_ends_with_exactly_one_winner(spec):
         cells = final.cells[b].tolist()
         w = int(final.winner[b])
         assert connects(env.game.board, cells, w) and not connects(env.game.board, cells, 1 - w)
+
+
+def chain_view(state):
+    """Labels as partitions (smallest cell id of each chain) and each cell's chain side bits."""
+    label = state.label.long()
+    canon = torch.full_like(label, 10**6)
+    canon = canon.scatter_reduce(1, label, torch.arange(label.shape[1]).expand_as(label), "amin")
+    owned = state.cells >= 0
+    return torch.where(owned, canon.gather(1, label), -1), torch.where(owned, state.reach.gather(1, label), 0)
+
+
+@pytest.mark.parametrize("spec", ["conhex:noswap", "hex-7"])
+def test_symmetry_tables_equal_playing_the_transformed_game(spec):
+    env, history, final = random_histories(spec, 48, seed=4)
+    tables = env.symmetries
+    state = env.initial_state(final.batch_size)
+    for mover, action in history[: len(history) // 2]:
+        state = env.step(state, action)
+    for k in range(len(tables)):
+        image = tables.apply(state, k)
+        # Play the transformed moves from scratch, with colours exchanged if the symmetry says so.
+        replay = env.initial_state(final.batch_size)
+        for mover, action in history[: len(history) // 2]:
+            if tables.exchanges[k]:
+                replay = type(replay)(**{**replay.__dict__, "to_move": torch.where(replay.done, replay.to_move, 1 - mover)})
+            replay = env.step(replay, tables.map_action(action, k))
+        for name in ("holes", "cells", "counts", "winner", "ply"):
+            assert torch.equal(getattr(image, name), getattr(replay, name)), (tables.names[k], name)
+        live = ~replay.done  # the replay's turn order is the table's; the image's is exchanged
+        want_to_move = 1 - replay.to_move if tables.exchanges[k] else replay.to_move
+        assert torch.equal(image.to_move[live], want_to_move[live]), tables.names[k]
+        a, b = chain_view(image), chain_view(replay)
+        assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1]), tables.names[k]

@@ -29,6 +29,7 @@ from torch import Tensor
 
 from conhex_zero.env.ops import both, or_bytes, padded_width, select
 from conhex_zero.env.state import State
+from conhex_zero.env.symmetry import SymmetryTables
 from conhex_zero.games.board import PLAYER_SIDES
 from conhex_zero.games.game import Game, parse_game
 
@@ -78,17 +79,8 @@ class VecEnv:
         self._reach_pad = padded_width(K + K * D) - (K + K * D)
 
         # The swap: the position mapped through a side-exchanging symmetry, colours exchanged.
-        sym = board.symmetry(board.swap_symmetry)
-        hole_perm = torch.tensor(sym.hole_perm, device=dev)
-        cell_perm = torch.tensor(sym.cell_perm, device=dev)
-        self.swap_hole_src = torch.argsort(hole_perm)  # [H]: new[j] = old[swap_hole_src[j]]
-        self.swap_cell_src = torch.argsort(cell_perm)  # [C]
-        self.swap_cell_perm = cell_perm.to(torch.int16)  # [C]: new name of each chain label
-        # A chain of player p touching p's side s becomes a chain of 1 - p touching the image side;
-        # if that is the other player's second side, the two reach bits trade places.
-        keeps_order = sym.side_perm[PLAYER_SIDES[0][0]] == PLAYER_SIDES[1][0]
-        self.swap_reach = torch.tensor([0, 1, 2, 3] if keeps_order else [0, 2, 1, 3],
-                                       dtype=torch.int8, device=dev)  # [4]
+        self.symmetries = SymmetryTables(board, dev)
+        self._swap_symmetry = self.symmetries.index(board.swap_symmetry)
 
         self._empty_row = self.initial_state(1)
 
@@ -243,22 +235,10 @@ class VecEnv:
 
     def _swapped(self, state: State) -> State:
         """Positions mapped through the swap symmetry with colours exchanged; next player 0."""
-
-        def flip(t: Tensor) -> Tensor:  # exchange colours, keep -1
-            return torch.where(t >= 0, 1 - t, t)
-
+        image = self.symmetries.apply(state, self._swap_symmetry)
         ply = state.ply + 1
-        src = self.swap_cell_src
-        return State(
-            holes=flip(state.holes)[:, self.swap_hole_src],
-            cells=flip(state.cells)[:, src],
-            counts=state.counts.flip(1)[:, :, src],
-            label=self.swap_cell_perm[state.label.long()][:, src],
-            reach=self.swap_reach[state.reach.long()][:, src],
-            to_move=self.turn_table[ply],
-            ply=ply,
-            winner=state.winner,
-        )
+        return State(image.holes, image.cells, image.counts, image.label, image.reach,
+                     to_move=self.turn_table[ply], ply=ply, winner=state.winner)
 
     # ------------------------------------------------------------- checking
     def check_actions(self, state: State, action: Tensor) -> None:

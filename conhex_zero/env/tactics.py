@@ -1,0 +1,95 @@
+"""One-move tactics, batched: which holes win at once, which actions lose at once.
+
+``winning_moves`` needs no trial moves. A piece at hole h conquers exactly the cells around h that
+are free and one piece short of ``need`` ("ripe" cells); those cells are mutually adjacent, so the
+chain they create touches every side that they, or the player's chains next to them, touch. With
+each chain's side contacts cached in the state (``reach``), a hole wins when the OR of those bits
+over its ripe cells is both sides: a few gathers and bit folds over [B, C, 8] and [B, H, 8].
+
+``losing_actions`` does try moves, but only in games where the opponent threatens to win: each legal
+action is played in a batch and the opponent's winning moves are looked up in the result.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from conhex_zero.env.ops import both, or_bytes
+from conhex_zero.env.state import State
+from conhex_zero.env.vec_env import VecEnv
+
+
+def _padded(rows: tuple[tuple[int, ...], ...], width: int, device: torch.device) -> Tensor:
+    """Index rows padded to ``width`` by repeating their first entry (harmless for an OR)."""
+    return torch.tensor([list(r) + [r[0]] * (width - len(r)) for r in rows], dtype=torch.long, device=device)
+
+
+class Tactics:
+    """Tables for one ``VecEnv``; methods take batched states."""
+
+    def __init__(self, env: VecEnv):
+        self.env = env
+        board = env.game.board
+        dev = env.device
+        C = board.num_cells
+        if max(len(n) for n in board.neighbours) > 8 or max(len(c) for c in board.hole_cells) > 8:
+            raise ValueError("tactics support boards with at most 8 neighbours per cell and 8 cells per hole")
+        self.neighbours8 = _padded(board.neighbours, 8, dev).view(1, C * 8)  # [1, C*8]
+        self.hole_cells8 = _padded(board.hole_cells, 8, dev).view(1, -1)  # [1, H*8]
+        need = torch.tensor(board.cell_need, dtype=torch.int8, device=dev)
+        self.need_minus_one = (need - 1)[None]  # [1, C]
+        self.side_bits = env.side_bits.view(2, C)  # [2, C]
+        self._zero_cells = torch.zeros((1, C), dtype=torch.int8, device=dev)
+
+    def winning_moves(self, state: State, player: Tensor | None = None) -> Tensor:
+        """``[B, H]`` bool: holes where ``player`` (default: the player to move) would win at once."""
+        env = self.env
+        B, H, C = state.batch_size, env.num_holes, env.num_cells
+        p = state.to_move if player is None else player.to(torch.long)  # [B]
+        p8 = p.to(torch.int8)[:, None].expand(B, C).contiguous()  # [B, C]
+        counts_p = state.counts.gather(1, p[:, None, None].expand(B, 1, C))[:, 0]  # [B, C]
+        ripe = both(state.cells < self._zero_cells, counts_p == self.need_minus_one)  # [B, C]
+        own = (state.cells == p8).to(torch.int8)  # [B, C]
+        chain_reach = state.reach.gather(1, state.label.long()) * own  # [B, C]: sides of p's chains
+        around = chain_reach.gather(1, self.neighbours8.expand(B, -1))  # [B, C*8]
+        gain = or_bytes(around.view(B * C, 8)).view(B, C).to(torch.int8)  # sides of adjacent chains
+        gain = (gain | self.side_bits.index_select(0, p)) * ripe  # [B, C]: what conquering c adds
+        per_hole = gain.gather(1, self.hole_cells8.expand(B, -1))  # [B, H*8]
+        hole_gain = or_bytes(per_hole.view(B * H, 8)).view(B, H)  # [B, H]
+        empty = state.holes < 0
+        live = (state.winner < 0)[:, None]
+        return (hole_gain == 3) & empty & live
+
+    def losing_actions(self, state: State, legal: Tensor | None = None) -> Tensor:
+        """``[B, A]`` bool: legal actions after which the opponent, moving next, can win at once."""
+        env = self.env
+        legal = env.legal_mask(state) if legal is None else legal
+        A = env.num_actions
+        out = torch.zeros_like(legal)
+        threatened = self.winning_moves(state, 1 - state.to_move).any(1) & (state.winner < 0)
+        rows = threatened.nonzero().squeeze(1)
+        if rows.numel() == 0:
+            return out
+        sub = state[rows]
+        T = rows.numel()
+        tried = sub.map(lambda t: t.repeat_interleave(A, dim=0))  # [T*A] copies
+        actions = torch.arange(A, device=env.device).repeat(T)  # [T*A]
+        after = env.step(tried, actions)
+        opponent_moves = after.to_move != tried.to_move
+        loses = (self.winning_moves(after).any(1) & opponent_moves).view(T, A)
+        out[rows] = loses & legal[rows]
+        return out
+
+    def focus(self, state: State, legal: Tensor | None = None) -> Tensor:
+        """``[B, A]`` the legal actions worth searching: the winning moves if any; else the actions
+        that do not lose at once, if any; else all legal actions."""
+        env = self.env
+        legal = env.legal_mask(state) if legal is None else legal
+        H = env.num_holes
+        wins = self.winning_moves(state)  # [B, H]
+        can_win = wins.any(1, keepdim=True)  # [B, 1]
+        safe = legal & ~self.losing_actions(state, legal)
+        has_safe = safe.any(1, keepdim=True)
+        wins_a = torch.cat([wins, torch.zeros_like(wins[:, :1])], dim=1)  # [B, A]
+        return torch.where(can_win, wins_a, torch.where(has_safe, safe, legal))
