@@ -1,0 +1,39 @@
+"""Sequential halving at the root of a Gumbel search (Danihelka et al., 2022, section 3).
+
+The budget of n simulations is split into phases; in each phase every remaining candidate gets
+the same number of visits, then the better half stays. The table says, for simulation i, how many
+visits the candidate to visit next must already have: the root picks, among actions with exactly
+that many visits, the one with the best score. (Same schedule as in the paper; our own code.)
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import torch
+
+
+@lru_cache(maxsize=None)
+def considered_visits(num_considered: int, num_simulations: int) -> tuple[int, ...]:
+    """For each simulation, the visit count of the candidate to visit (m candidates, n sims)."""
+    if num_considered <= 1:
+        return tuple(range(num_simulations))
+    phases = math.ceil(math.log2(num_considered))
+    visits = [0] * num_considered
+    seq: list[int] = []
+    remaining = num_considered
+    while len(seq) < num_simulations:
+        extra = max(1, num_simulations // (phases * remaining))
+        for _ in range(extra):
+            seq.extend(visits[:remaining])
+            for i in range(remaining):
+                visits[i] += 1
+        remaining = max(2, remaining // 2)
+    return tuple(seq[:num_simulations])
+
+
+def considered_table(max_considered: int, num_simulations: int, device: torch.device) -> torch.Tensor:
+    """``[max_considered + 1, n]``: row m is the schedule for m candidates."""
+    rows = [considered_visits(m, num_simulations) for m in range(max_considered + 1)]
+    return torch.tensor(rows, dtype=torch.float32, device=device)

@@ -1,0 +1,79 @@
+"""Encoding and network: shapes, perspective, symmetry equivariance, one net for every board."""
+
+import pytest
+import torch
+
+from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.nn.encode import H_MINE, H_THEIRS, NUM_FEATURES, Encoder
+from conhex_zero.nn.model import GraphNet, ModelConfig, num_parameters
+from helpers import random_actions
+
+
+def positions(spec, games, plies, seed=0):
+    env = VecEnv(spec)
+    gen = torch.Generator().manual_seed(seed)
+    state = env.initial_state(games)
+    for _ in range(plies):
+        state = env.step(state, random_actions(env, state, gen, swap_prob=0.3))
+    return env, state
+
+
+def make_net(name="l3h32", seed=0):
+    torch.manual_seed(seed)
+    return GraphNet(ModelConfig.from_name(name), NUM_FEATURES).eval()
+
+
+@pytest.mark.parametrize("spec", ["conhex", "hex-2", "hex-5", "hex-11:swap"])
+def test_shapes(spec):
+    env, state = positions(spec, 6, 3)
+    enc = Encoder(env)
+    e = enc(state)
+    N = env.num_holes + env.num_cells + 4
+    assert e.x.shape == (6, N, NUM_FEATURES) and e.contact.shape == (6, env.num_cells, 4)
+    logits, value, own = make_net()(e, enc.graph)
+    assert logits.shape == (6, env.num_actions) and value.shape == (6,) and own.shape == (6, env.num_cells)
+    assert value.abs().max() <= 1 and own.abs().max() <= 1
+
+
+def test_model_names():
+    assert ModelConfig.from_name("l8h128") == ModelConfig(8, 128)
+    assert ModelConfig(4, 64).name == "l4h64"
+    with pytest.raises(ValueError, match="l<layers>h<hidden>"):
+        ModelConfig.from_name("big")
+    assert 0.5e6 < num_parameters(GraphNet(ModelConfig(8, 128), NUM_FEATURES)) < 1.3e6
+
+
+def test_features_are_from_the_movers_view():
+    env, state = positions("conhex:noswap", 1, 5)
+    x = Encoder(env)(state).x[0]
+    holes = state.holes[0]
+    mover = int(state.to_move[0])
+    assert torch.equal(x[:69, H_MINE].bool(), holes == mover)
+    assert torch.equal(x[:69, H_THEIRS].bool(), holes == 1 - mover)
+
+
+@pytest.mark.parametrize("spec, plies", [("conhex:noswap", 20), ("hex-6", 12), ("conhex", 31)])
+def test_every_symmetry_permutes_the_outputs(spec, plies):
+    env, state = positions(spec, 16, plies, seed=3)
+    enc = Encoder(env)
+    net = make_net("l4h32", seed=1)
+    with torch.no_grad():
+        logits, value, own = net(enc(state), enc.graph)
+        tables = env.symmetries
+        for k in range(len(tables)):
+            image = tables.apply(state, k)
+            l2, v2, o2 = net(enc(image), enc.graph)
+            legal = env.legal_mask(image)
+            want = tables.apply_actions(logits, k)
+            assert torch.allclose(l2[legal], want[legal], atol=1e-4), tables.names[k]
+            assert torch.allclose(v2, value, atol=1e-5), tables.names[k]
+            assert torch.allclose(o2, tables.apply_cells(own, k), atol=1e-5), tables.names[k]
+
+
+def test_one_net_plays_every_hex_size():
+    net = make_net("l2h16")
+    for n in (5, 9):
+        env, state = positions(f"hex-{n}", 3, 4)
+        enc = Encoder(env)
+        logits, value, _ = net(enc(state), enc.graph)
+        assert logits.shape == (3, n * n + 1) and torch.isfinite(logits).all() and torch.isfinite(value).all()
