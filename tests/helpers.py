@@ -93,3 +93,28 @@ def connects(board: BoardGraph, cells, player: int) -> bool:
                 seen.add(n)
                 todo.append(n)
     return False
+
+
+def solve(env: VecEnv, state: State, plies: int) -> int:
+    """Exact value of a single position (batch 1) for its player to move, looking ``plies`` ahead:
+    +1 a forced win within that many plies, -1 a forced loss, 0 not decided within them."""
+    if bool(state.done[0]):
+        return 1 if int(state.winner[0]) == int(state.to_move[0]) else -1
+    if plies == 0:
+        return 0
+    return max(move_values(env, state, plies).values())
+
+
+def move_values(env: VecEnv, state: State, plies: int) -> dict[int, int]:
+    """Exact value (as in ``solve``) of each legal action of a single position."""
+    actions = torch.nonzero(env.legal_mask(state)[0]).flatten()
+    children = env.step(state.map(lambda t: t.expand(len(actions), *t.shape[1:]).clone()), actions)
+    out = {}
+    for i, a in enumerate(actions.tolist()):
+        child = children[i]
+        if bool(child.done[0]):
+            out[a] = 1 if int(child.winner[0]) == int(state.to_move[0]) else -1
+            continue
+        v = solve(env, child, plies - 1)
+        out[a] = v if int(child.to_move[0]) == int(state.to_move[0]) else -v
+    return out
