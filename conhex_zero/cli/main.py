@@ -10,13 +10,13 @@ import sys
 from typing import Sequence
 
 from conhex_zero import __version__
-from conhex_zero.cli import bench_cmd, replay_cmd, rules_cmd
+from conhex_zero.cli import arena_cmd, bench_cmd, replay_cmd, rules_cmd
 from conhex_zero.cli.common import CliError
 from conhex_zero.env.allocator import keep_freed_memory
 from conhex_zero.env.notation import IllegalMoveError
 from conhex_zero.games.game import GameSpecError, MoveError
 
-COMMANDS = (rules_cmd, replay_cmd, bench_cmd)
+COMMANDS = (rules_cmd, replay_cmd, arena_cmd, bench_cmd)
 
 DESCRIPTION = """\
 conhex-zero: AlphaZero-style self-play for the connection games ConHex and Hex.

@@ -1,0 +1,59 @@
+"""The game side of the search: turns a ``VecEnv`` and an evaluator into the search's callables.
+
+Transitions carry the exact result of finished games (+1 for the player whose move ended it)
+and the sign of the next value (-1 when the other player moves next, +1 when the same player
+does, as after the first of two extra-stone moves).
+
+With ``tactics=True`` (the default for network players) one-move tactics are exact: a position
+whose player to move can win at once is worth +1 and only its winning moves are searched; at the
+root, actions that let the opponent win at once are dropped whenever a safe action exists. So
+even a 4-simulation search never walks into an immediate loss it could avoid.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from conhex_zero.agents.evaluators import Evaluator
+from conhex_zero.env.state import State
+from conhex_zero.env.tactics import Tactics
+from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.search.mcts import RootInput, SearchConfig, SearchOutput, Transition, search
+
+
+class GameSearch:
+    def __init__(self, env: VecEnv, evaluator: Evaluator, config: SearchConfig, tactics: bool = True):
+        self.env, self.evaluator, self.config = env, evaluator, config
+        self.tactics = Tactics(env) if tactics else None
+
+    def root(self, state: State) -> RootInput:
+        logits, value = self.evaluator(state)
+        legal = self.env.legal_mask(state)
+        if self.tactics is not None:
+            wins = self.tactics.winning_moves(state).any(1)
+            value = torch.where(wins, 1.0, value)
+            legal = self.tactics.focus(state, legal)
+        return RootInput(logits=logits, value=value, legal=legal, embedding=state)
+
+    def recurrent(self, state: State, action: Tensor) -> Transition:
+        env = self.env
+        nxt = env.step(state, action)
+        ended = nxt.done
+        won = nxt.winner == state.to_move
+        reward = torch.where(ended, torch.where(won, 1.0, -1.0), 0.0)
+        discount = torch.where(ended, 0.0, torch.where(nxt.to_move == state.to_move, 1.0, -1.0))
+        legal = env.legal_mask(nxt)
+        logits, value = self.evaluator(nxt)
+        if self.tactics is not None:
+            wins = self.tactics.winning_moves(nxt)  # [B, H]
+            can_win = wins.any(1)
+            value = torch.where(can_win, 1.0, value)
+            wins_a = torch.cat([wins, torch.zeros_like(wins[:, :1])], dim=1)
+            legal = torch.where(can_win[:, None], wins_a, legal)
+        return Transition(logits=logits, value=value, legal=legal, embedding=nxt,
+                          reward=reward, discount=discount)
+
+    def run(self, state: State, keys: Tensor) -> SearchOutput:
+        """Search every (running) game of ``state``."""
+        return search(self.root(state), self.recurrent, self.config, keys)

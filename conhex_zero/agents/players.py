@@ -1,0 +1,115 @@
+"""Players: one interface, ``act(state, keys=None) -> actions``, for batches of running games.
+
+Names (for the command line): ``random``; ``mcts-rollout:K`` (PUCT with uniform priors and random
+rollouts, K simulations: the classic fixed reference, without our tactics); ``policy:CKPT`` (the
+network's raw policy, best legal move); ``CKPT`` or ``CKPT:sims=N`` (network + Gumbel search).
+``keys`` are per-game random keys (``search.rng``): given, they make a game's choices independent
+of the batch; omitted, they are derived from the position and the player's seed.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Protocol
+
+import torch
+from torch import Tensor
+
+from conhex_zero.agents.evaluators import NetworkEvaluator, RolloutEvaluator, position_keys
+from conhex_zero.agents.game_search import GameSearch
+from conhex_zero.env.state import State
+from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.nn.checkpoint import load_checkpoint
+from conhex_zero.search import rng
+from conhex_zero.search.mcts import SearchConfig, SearchOutput
+
+DEFAULT_SIMS = 64
+ROLLOUT_C_PUCT = 2.0  # uniform priors spread exploration thin: a larger constant than the network's
+
+
+class PlayerSpecError(ValueError):
+    """A player name cannot be understood."""
+
+
+class Player(Protocol):
+    name: str
+
+    def act(self, state: State, keys: Tensor | None = None) -> Tensor: ...
+
+
+def _keys(state: State, keys: Tensor | None, seed: int) -> Tensor:
+    return keys if keys is not None else position_keys(state, seed)
+
+
+class RandomPlayer:
+    """A uniformly random legal action."""
+
+    def __init__(self, env: VecEnv, seed: int = 0):
+        self.env, self.seed, self.name = env, seed, "random"
+
+    def act(self, state: State, keys: Tensor | None = None) -> Tensor:
+        u = rng.uniform(rng.fold(_keys(state, keys, self.seed), 0x52), 0, self.env.num_actions)
+        return (u * self.env.legal_mask(state)).argmax(1)
+
+
+class PolicyPlayer:
+    """The network's most likely legal action, no search."""
+
+    def __init__(self, env: VecEnv, evaluator: NetworkEvaluator, name: str):
+        self.env, self.evaluator, self.name = env, evaluator, name
+
+    def act(self, state: State, keys: Tensor | None = None) -> Tensor:
+        logits, _ = self.evaluator(state)
+        return torch.where(self.env.legal_mask(state), logits, -float("inf")).argmax(1)
+
+
+class SearchPlayer:
+    """An evaluator plus batched MCTS; ``last`` keeps the latest search output for analysis."""
+
+    def __init__(self, env: VecEnv, game_search: GameSearch, name: str, seed: int = 0):
+        self.env, self.search, self.name, self.seed = env, game_search, name, seed
+        self.last: SearchOutput | None = None
+
+    def act(self, state: State, keys: Tensor | None = None) -> Tensor:
+        self.last = self.search.run(state, rng.fold(_keys(state, keys, self.seed), 0x53))
+        return self.last.action
+
+
+def rollout_player(env: VecEnv, simulations: int, seed: int = 0) -> SearchPlayer:
+    config = SearchConfig(scheme="puct", num_simulations=simulations, c_puct=ROLLOUT_C_PUCT, fpu=1.0)
+    gs = GameSearch(env, RolloutEvaluator(env, seed=seed), config, tactics=False)
+    return SearchPlayer(env, gs, f"mcts-rollout:{simulations}", seed)
+
+
+def network_player(env: VecEnv, checkpoint: str | Path, simulations: int = DEFAULT_SIMS, seed: int = 0,
+                   config: SearchConfig | None = None) -> SearchPlayer:
+    ckpt = load_checkpoint(checkpoint, env.device)
+    config = config or SearchConfig(scheme="gumbel", num_simulations=simulations, gumbel_scale=0.0)
+    gs = GameSearch(env, NetworkEvaluator(ckpt.model, env), config, tactics=True)
+    return SearchPlayer(env, gs, f"{checkpoint}:sims={config.num_simulations}", seed)
+
+
+def make_player(spec: str, env: VecEnv, seed: int = 0, simulations: int | None = None) -> Player:
+    """A player from its name (see the module docstring)."""
+    text = spec.strip()
+    if text == "random":
+        return RandomPlayer(env, seed)
+    m = re.fullmatch(r"mcts-rollout:(\d+)", text)
+    if m:
+        k = int(m.group(1))
+        if k < 1:
+            raise PlayerSpecError("mcts-rollout needs at least 1 simulation")
+        return rollout_player(env, k, seed)
+    if text.startswith("mcts-rollout"):
+        raise PlayerSpecError(f"{spec!r}: write mcts-rollout:K with K simulations, e.g. mcts-rollout:200")
+    if text.startswith("policy:"):
+        path = text[len("policy:"):]
+        ckpt = load_checkpoint(path, env.device)
+        return PolicyPlayer(env, NetworkEvaluator(ckpt.model, env), f"policy:{path}")
+    m = re.fullmatch(r"(.+):sims=(\d+)", text)
+    path, sims = (m.group(1), int(m.group(2))) if m else (text, simulations or DEFAULT_SIMS)
+    if not Path(path).exists():
+        raise PlayerSpecError(f"unknown player {spec!r}: expected random, mcts-rollout:K, policy:CKPT, "
+                              f"or the path of a checkpoint (optionally CKPT:sims=N)")
+    return network_player(env, path, sims, seed)

@@ -1,0 +1,90 @@
+"""Players behind one interface, checkpoints, and batched matches."""
+
+import json
+
+import pytest
+import torch
+
+from conhex_zero.agents.arena import play_match
+from conhex_zero.agents.players import PlayerSpecError, make_player
+from conhex_zero.cli.main import main
+from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.nn.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from conhex_zero.nn.encode import NUM_FEATURES
+from conhex_zero.nn.model import GraphNet, ModelConfig
+
+
+@pytest.fixture
+def checkpoint(tmp_path):
+    torch.manual_seed(0)
+    model = GraphNet(ModelConfig(2, 16), NUM_FEATURES)
+    return save_checkpoint(tmp_path / "net.pt", model, "hex-5", {"step": 7}), model
+
+
+def test_checkpoint_round_trip(checkpoint, tmp_path):
+    path, model = checkpoint
+    ckpt = load_checkpoint(path)
+    assert ckpt.game == "hex-5" and ckpt.meta == {"step": 7} and ckpt.model.name == "l2h16"
+    for a, b in zip(model.state_dict().values(), ckpt.model.state_dict().values()):
+        assert torch.equal(a, b)
+    assert not (tmp_path / "net.pt.tmp").exists()
+    with pytest.raises(CheckpointError, match="no checkpoint file"):
+        load_checkpoint(tmp_path / "missing.pt")
+    (tmp_path / "junk.pt").write_text("not a checkpoint")
+    with pytest.raises(CheckpointError, match="not a readable checkpoint"):
+        load_checkpoint(tmp_path / "junk.pt")
+    torch.save({"format": "other"}, tmp_path / "other.pt")
+    with pytest.raises(CheckpointError, match="not a conhex-zero checkpoint"):
+        load_checkpoint(tmp_path / "other.pt")
+
+
+@pytest.mark.parametrize("name", ["random", "mcts-rollout:4", "policy:{ckpt}", "{ckpt}", "{ckpt}:sims=4"])
+def test_every_player_makes_legal_moves(name, checkpoint):
+    path, _ = checkpoint
+    env = VecEnv("hex-5:swap")
+    player = make_player(name.format(ckpt=path), env, seed=1, simulations=4)
+    gen = torch.Generator().manual_seed(0)
+    state = env.initial_state(8)
+    for _ in range(6):
+        action = player.act(state)
+        env.check_actions(state, action)
+        state = env.step(state, action)
+
+
+@pytest.mark.parametrize("name, message", [("mcts-rollout", "mcts-rollout:K"), ("mcts-rollout:0", "at least 1"),
+                                           ("nothing.pt", "unknown player")])
+def test_bad_player_names(name, message):
+    with pytest.raises(PlayerSpecError, match=message):
+        make_player(name, VecEnv("hex-5"))
+
+
+def test_identical_players_score_about_half():
+    env = VecEnv("hex-5")
+    r = play_match(env, make_player("random", env, 0), make_player("random", env, 1), 400, seed=3, progress=False)
+    assert sum(r.wins) == 400 and 0.42 < r.score < 0.58
+    (p1_first, p1_second), (p2_first, p2_second) = r.wins_by_colour["player1"], r.wins_by_colour["player2"]
+    assert p1_first + p1_second == r.wins[0] and p2_first + p2_second == r.wins[1]
+    # Each player moved first in 200 games: its first-move wins plus the other's second-move wins.
+    assert p1_first + p2_second == 200 and p2_first + p1_second == 200
+    assert p1_first + p2_first + p1_second + p2_second == 400
+
+
+def test_rollout_search_beats_random():
+    env = VecEnv("hex-4")
+    r = play_match(env, make_player("mcts-rollout:48", env, 0), make_player("random", env, 1), 40, seed=0,
+                   progress=False)
+    assert r.score >= 0.8
+
+
+def test_arena_command_json(capsys, checkpoint):
+    path, _ = checkpoint
+    code = main(["arena", "random", f"{path}:sims=4", "--game", "hex-4", "--games", "6", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["games"] == 6 and len(data["wins"]) == 2 and sum(data["wins"]) == 6
+    assert data["score"] == data["wins"][0] / 6
+
+
+def test_arena_command_errors(capsys):
+    assert main(["arena", "random", "nope.pt", "--game", "hex-4"]) == 2
+    assert "unknown player 'nope.pt'" in capsys.readouterr().err
+    assert main(["arena", "random", "random", "--games", "0"]) == 2
