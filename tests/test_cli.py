@@ -78,3 +78,20 @@ def test_bench_env_json(capsys):
 def test_no_command_prints_help(capsys):
     code, out, _ = run(capsys)
     assert code == 2 and "rules" in out and "replay" in out
+
+
+def test_bench_net_and_search_json(capsys):
+    code, out, _ = run(capsys, "bench", "net", "--game", "hex-4", "--model", "l1h8", "--batch", "4",
+                       "--seconds", "0.1", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["evals_per_s"] > 0 and data["model"] == "l1h8"
+    code, out, _ = run(capsys, "bench", "search", "--game", "hex-4", "--model", "l1h8", "--batch", "4",
+                       "--sims", "4", "--seconds", "0.1", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["sims_per_s"] > 0 and 0 < data["network_fraction"] < 1
+    assert data["searches"] >= 1 and data["simulations"] == 4
+
+
+def test_bench_rejects_bad_model_names(capsys):
+    code, _, err = run(capsys, "bench", "net", "--model", "huge")
+    assert code == 2 and "l<layers>h<hidden>" in err

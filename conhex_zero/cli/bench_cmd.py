@@ -1,4 +1,4 @@
-"""``conhex-zero bench env ...``: throughput benchmarks (the rules engine for now)."""
+"""``conhex-zero bench env|net|search ...``: throughput of the engine, the network, the search."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from conhex_zero.cli.common import CliError, print_json, resolve_device
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="measure throughput",
-                       description="Measure throughput. 'bench env': live steps per second of random "
-                       "games through the batched rules engine.")
+                       description="Measure throughput: 'bench env' (rules engine), 'bench net' (network "
+                       "evaluations), 'bench search' (batched MCTS with the network).")
     what = p.add_subparsers(dest="what", metavar="WHAT")
     env = what.add_parser("env", help="rules engine: live steps per second of random games",
                           description="Random games (a random permutation of the holes per game, "
@@ -25,7 +25,70 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     env.add_argument("--seed", type=int, default=0)
     env.add_argument("--json", action="store_true", help="print the result as JSON")
     env.set_defaults(run=run_env)
+
+    net = what.add_parser("net", help="network: evaluations per second (encoding included)",
+                          description="Evaluate positions from random games with a freshly "
+                          "initialised network of the given size.")
+    search = what.add_parser("search", help="batched search: simulations per second, network share",
+                             description="Full searches (Gumbel, exact one-move tactics) with a freshly "
+                             "initialised network; reports simulations per second and the fraction of time "
+                             "spent in the network.")
+    for sp, batch in ((net, 256), (search, 256)):
+        sp.add_argument("--game", default="conhex", help="game spec (default: conhex)")
+        sp.add_argument("--model", default="l8h128", help="network size (default: l8h128)")
+        sp.add_argument("--batch", type=int, default=batch, help=f"positions at once (default: {batch})")
+        sp.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
+        sp.add_argument("--seconds", type=float, default=3.0, help="measuring time (default: 3)")
+        sp.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+        sp.add_argument("--json", action="store_true", help="print the result as JSON")
+    search.add_argument("--sims", type=int, default=64, help="simulations per search (default: 64)")
+    search.add_argument("--scheme", default="gumbel", choices=["gumbel", "puct"])
+    net.set_defaults(run=run_net)
+    search.set_defaults(run=run_search)
     p.set_defaults(run=lambda args: (p.print_help(), 2)[1])
+
+
+def _common(args: argparse.Namespace) -> str:
+    from conhex_zero.nn.model import ModelConfig
+
+    if args.batch < 1:
+        raise CliError("--batch must be at least 1")
+    if args.seconds <= 0:
+        raise CliError("--seconds must be positive")
+    try:
+        ModelConfig.from_name(args.model)
+    except ValueError as err:
+        raise CliError(str(err)) from None
+    return str(resolve_device(args.device))
+
+
+def run_net(args: argparse.Namespace) -> int:
+    from conhex_zero.bench.search_bench import bench_network
+
+    device = _common(args)
+    r = bench_network(args.game, args.model, args.batch, device, args.seconds, args.threads)
+    if args.json:
+        print_json(r)
+    else:
+        print(f"{r['model']} ({r['parameters']:,} parameters) on {r['game']}, batch {r['batch']}, "
+              f"{r['device']} ({r['threads']} threads): {r['evals_per_s']:,.0f} evaluations/s")
+    return 0
+
+
+def run_search(args: argparse.Namespace) -> int:
+    from conhex_zero.bench.search_bench import bench_search
+
+    device = _common(args)
+    if args.sims < 1:
+        raise CliError("--sims must be at least 1")
+    r = bench_search(args.game, args.model, args.batch, args.sims, device, args.scheme, args.seconds, args.threads)
+    if args.json:
+        print_json(r)
+    else:
+        print(f"{r['scheme']} search, {r['simulations']} simulations, {r['model']} on {r['game']}, batch {r['batch']}, "
+              f"{r['device']}: {r['sims_per_s']:,.0f} simulations/s, {r['positions_per_s']:,.1f} positions/s, "
+              f"network {100 * r['network_fraction']:.0f}% of the time")
+    return 0
 
 
 def run_env(args: argparse.Namespace) -> int:

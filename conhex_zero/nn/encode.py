@@ -1,8 +1,8 @@
 """Encoding of batched states as graphs for the network, from the point of view of the mover.
 
 Nodes: the H holes, the C cells and the 4 sides (top, bottom, left, right), N = H + C + 4.
-Static edges, as row-normalised dense matrices stacked ``[T * N, N]``: hole-cell incidence,
-cell-cell adjacency, cell-side membership. One dynamic edge type, ``contact [B, C, 4]``: a
+Static edges, as row-normalised matrices stacked ``[T * N, N]`` (sparse): hole-cell
+incidence, cell-cell adjacency, cell-side membership. One dynamic edge type, ``contact [B, C, 4]``: a
 conquered cell is linked to each side its chain touches (the engine caches this per chain).
 
 Features say "mine" / "theirs" relative to the player to move and never name a side as first or
@@ -39,7 +39,7 @@ NUM_FEATURES = 27
 class Graph:
     """The static graph of a board, as the network consumes it."""
 
-    adjacency: Tensor  # [T * N, N] float: row-normalised static edge types, stacked
+    adjacency: Tensor  # [T * N, N] float, sparse COO: row-normalised static edge types, stacked
     num_types: int
     num_holes: int
     num_cells: int
@@ -85,7 +85,7 @@ class Encoder:
         a_adj[cells, cells] = cell_adj
         a_side[side_nodes, cells] = sides
         a_side[cells, side_nodes] = sides.T
-        adjacency = torch.cat([_normalised(a) for a in (a_inc, a_adj, a_side)])  # [3N, N]
+        adjacency = torch.cat([_normalised(a) for a in (a_inc, a_adj, a_side)]).to_sparse().coalesce()
         self.graph = Graph(adjacency.to(dev), 3, H, C)
         self.hole_size = (inc.sum(0) / 3.0).to(dev)  # [H] cells per hole, scaled
         self.cell_need = torch.tensor(board.cell_need, dtype=torch.float32, device=dev)  # [C]
