@@ -18,6 +18,7 @@ from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.nn.encode import Encoder
 from conhex_zero.nn.model import GraphNet
 from conhex_zero.search import rng
+from conhex_zero.search.tree import NEG
 
 
 class Evaluator(Protocol):
@@ -71,7 +72,7 @@ class RolloutEvaluator:
 
 
 class NetworkEvaluator:
-    """The graph network (bf16 autocast on CUDA)."""
+    """The graph network (bf16 autocast on CUDA); illegal actions get logit ``NEG``."""
 
     def __init__(self, model: GraphNet, env: VecEnv, autocast: bool = True):
         self.model = model.to(env.device).eval()
@@ -83,4 +84,5 @@ class NetworkEvaluator:
         ctx = torch.autocast("cuda", dtype=torch.bfloat16) if self.autocast else contextlib.nullcontext()
         with torch.no_grad(), ctx:
             logits, value, _ = self.model(self.encoder(state), self.encoder.graph)
-        return logits.float(), value.float()
+        legal = self.env.legal_mask(state)
+        return torch.where(legal, logits.float(), NEG), value.float()
