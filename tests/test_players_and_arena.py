@@ -88,3 +88,15 @@ def test_arena_command_errors(capsys):
     assert main(["arena", "random", "nope.pt", "--game", "hex-4"]) == 2
     assert "unknown player 'nope.pt'" in capsys.readouterr().err
     assert main(["arena", "random", "random", "--games", "0"]) == 2
+
+
+def test_deterministic_players_still_play_distinct_games():
+    env = VecEnv("hex-5")
+    p1 = make_player("mcts-rollout:8", env, 0)
+    p2 = make_player("mcts-rollout:8", env, 1)
+    # From the empty board the two deterministic players repeat the same two games...
+    same = play_match(env, p1, p2, 12, seed=0, progress=False, opening_plies=0)
+    assert len(set(same.lengths[0::2])) == 1 and len(set(same.lengths[1::2])) == 1
+    # ...random openings (shared by each colour-exchanged pair) make the games distinct.
+    varied = play_match(env, p1, p2, 24, seed=0, progress=False, opening_plies=2)
+    assert len(set(varied.lengths)) > 3

@@ -1,9 +1,12 @@
 """Matches between two players, all games at once.
 
-Game i is played with player 1 moving first when i is even, player 2 when odd, so each player is
-first in half the games; each game has its own random key (from the match seed), and with a
-``random=K`` game spec its own random opening. Every step, each player is asked for the moves of
-the games where it is to move (one batched call each); actions are checked before they are played.
+Games come in pairs that start from the same opening with colours exchanged: in game 2i player 1
+moves first, in game 2i + 1 player 2 does. The opening is ``opening_plies`` uniformly random moves
+(no swap) drawn from the pair's own seed, so games differ even between deterministic players (a
+match of identical games would only look like many games). Each game also has its own random key
+for the players, and a ``random=K`` game spec adds its random pieces. Every step, each player is
+asked for the moves of the games where it is to move (one batched call each); actions are checked
+before they are played.
 """
 
 from __future__ import annotations
@@ -43,15 +46,27 @@ class MatchResult:
                 "mean_length": self.mean_length}
 
 
+def random_openings(env: VecEnv, state, keys: torch.Tensor, plies: int):
+    """``plies`` uniformly random moves (never swap) in every game, drawn from ``keys`` [B]."""
+    for ply in range(plies):
+        legal = env.legal_mask(state)
+        legal[:, env.game.swap_action] = False
+        u = rng.uniform(rng.fold(keys, 0x0BE), ply, env.num_actions)
+        state = env.step(state, (u * legal).argmax(1))
+    return state
+
+
 def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: int = 0,
-               progress: bool = True) -> MatchResult:
-    """Play ``games`` games between two players (alternating who moves first)."""
+               progress: bool = True, opening_plies: int = 0) -> MatchResult:
+    """Play ``games`` games between two players: pairs with colours exchanged over a shared opening."""
     if games < 1:
         raise ValueError("a match needs at least one game")
     dev = env.device
     generator = torch.Generator(device=dev).manual_seed(seed)
     state = env.reset(games, generator)
     game_keys = rng.make_keys(seed * 1_000_003, games, device=dev)
+    pair_keys = rng.make_keys(seed * 1_000_003 + 7_777_777, (games + 1) // 2, device=dev)
+    state = random_openings(env, state, pair_keys.repeat_interleave(2)[:games], opening_plies)
     p1_first = torch.arange(games, device=dev) % 2 == 0  # [G]
     players = (player1, player2)
     bar = tqdm(total=games, desc=f"{player1.name} vs {player2.name}", unit="game", disable=not progress,

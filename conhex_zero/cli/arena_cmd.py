@@ -13,8 +13,9 @@ PLAYERS_HELP = ("a player: random, mcts-rollout:K (random-rollout MCTS, K simula
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "arena", help="play a match between two players",
-        description="Play many games at once between two players; each moves first in half of "
-        "them. Prints the tally (or JSON with games, wins [P1, P2] and score = P1's share).",
+        description="Play many games at once between two players, in pairs that share a random opening "
+        "with colours exchanged, so each player moves first in half of them. Prints the tally (or JSON "
+        "with games, wins [P1, P2] and score = P1's share).",
         epilog="example: conhex-zero arena random mcts-rollout:64 --game hex-5 --games 100")
     p.add_argument("player1", metavar="P1", help=PLAYERS_HELP)
     p.add_argument("player2", metavar="P2", help="the other player, same forms")
@@ -24,6 +25,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sims", type=int, default=None,
                    help="simulations for checkpoint players without :sims=N (default: 64)")
     p.add_argument("--seed", type=int, default=0, help="match seed (default: 0)")
+    p.add_argument("--opening-plies", type=int, default=1, metavar="K",
+                   help="random moves opening each pair of games, colours exchanged within a pair "
+                   "(default: 1; 0 starts every game from the empty board)")
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -46,7 +50,10 @@ def run(args: argparse.Namespace) -> int:
         p2 = make_player(args.player2, env, seed=args.seed + 1, simulations=args.sims)
     except (PlayerSpecError, CheckpointError) as err:
         raise CliError(str(err)) from None
-    result = play_match(env, p1, p2, args.games, seed=args.seed, progress=not (args.quiet or args.json))
+    if args.opening_plies < 0:
+        raise CliError("--opening-plies must be 0 or more")
+    result = play_match(env, p1, p2, args.games, seed=args.seed, progress=not (args.quiet or args.json),
+                        opening_plies=args.opening_plies)
     if args.json:
         print_json(result.to_json())
         return 0
