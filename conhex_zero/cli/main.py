@@ -10,13 +10,13 @@ import sys
 from typing import Sequence
 
 from conhex_zero import __version__
-from conhex_zero.cli import arena_cmd, bench_cmd, replay_cmd, rules_cmd
+from conhex_zero.cli import arena_cmd, bench_cmd, curve_cmd, replay_cmd, rules_cmd, train_cmd
 from conhex_zero.cli.common import CliError
 from conhex_zero.env.allocator import keep_freed_memory
 from conhex_zero.env.notation import IllegalMoveError
 from conhex_zero.games.game import GameSpecError, MoveError
 
-COMMANDS = (rules_cmd, replay_cmd, arena_cmd, bench_cmd)
+COMMANDS = (train_cmd, arena_cmd, curve_cmd, rules_cmd, replay_cmd, bench_cmd)
 
 DESCRIPTION = """\
 conhex-zero: AlphaZero-style self-play for the connection games ConHex and Hex.
@@ -40,17 +40,24 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    keep_freed_memory()
     if args.command is None:
         parser.print_help()
         return 2
+    return run_command(args.command, args.run, args)
+
+
+def run_command(name: str, fn, args: argparse.Namespace) -> int:
+    """Run a command; expected errors become one line on stderr and exit code 2."""
+    from conhex_zero.train.config import ConfigError
+
+    keep_freed_memory()
     try:
-        return int(args.run(args) or 0)
-    except (CliError, GameSpecError, MoveError, IllegalMoveError) as err:
-        print(f"conhex-zero {args.command}: error: {err}", file=sys.stderr)
+        return int(fn(args) or 0)
+    except (CliError, GameSpecError, MoveError, IllegalMoveError, ConfigError) as err:
+        print(f"conhex-zero {name}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"conhex-zero {args.command}: interrupted", file=sys.stderr)
+        print(f"conhex-zero {name}: interrupted", file=sys.stderr)
         return 130
 
 

@@ -1,0 +1,86 @@
+"""``conhex-zero train`` (and ``python train.py``): train an agent by self-play.
+
+    train.py --config FILE [--run-dir DIR] [--resume DIR] [--device cpu|cuda] [key=value ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from conhex_zero.cli.common import CliError, resolve_device
+
+EPILOG = """\
+examples:
+  conhex-zero train --config configs/tiny.yaml
+  conhex-zero train --config configs/hex5.yaml optim.lr=1e-3 selfplay.games=128
+  conhex-zero train --resume runs/hex5-20261122-120000 iterations=200
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", metavar="FILE", help="YAML config (see configs/); default: built-in defaults")
+    p.add_argument("--run-dir", metavar="DIR", help="where to write the run (default: runs/<config>-<time>)")
+    p.add_argument("--resume", metavar="DIR", help="continue the run in DIR exactly where it stopped")
+    p.add_argument("--device", help="cpu or cuda (overrides the config's device)")
+    p.add_argument("--stop-after", type=int, metavar="N",
+                   help="stop after N iterations in this session (with a checkpoint; --resume continues)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("overrides", nargs="*", metavar="key=value",
+                   help="config overrides with dotted keys, e.g. optim.lr=3e-4 selfplay.games=128")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train", help="train an agent by self-play",
+                       description="Self-play training: batched search, replay buffer, evaluated checkpoints "
+                       "in a run directory (config.yaml, metrics.jsonl, tb/, checkpoints/, latest.pt, best.pt).",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(p)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import yaml
+
+    from conhex_zero.train.config import ConfigError, load_config
+    from conhex_zero.train.loop import train
+    from conhex_zero.train.run_dir import RunDir
+
+    overrides = list(args.overrides)
+    if args.device:
+        resolve_device(args.device)
+        overrides.append(f"device={args.device}")
+    try:
+        if args.resume:
+            if args.config or args.run_dir:
+                raise CliError("--resume continues a run with its own config and directory; change settings "
+                               "with key=value overrides instead of --config/--run-dir")
+            run_dir = RunDir(args.resume)
+            if not run_dir.resumable:
+                raise CliError(f"{args.resume} has no training state to resume ({run_dir.state_file} is missing)")
+            base = yaml.safe_load(run_dir.config_file.read_text()) if run_dir.config_file.is_file() else {}
+            config = load_config(None, overrides, base=base)
+            path = run_dir.path
+        else:
+            config = load_config(args.config, overrides)
+            name = Path(args.config).stem if args.config else "default"
+            path = Path(args.run_dir or Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}")
+            if RunDir(path).resumable:
+                raise CliError(f"{path} already holds a run; resume it with --resume {path} or choose another "
+                               f"--run-dir")
+    except ConfigError as err:
+        raise CliError(str(err)) from None
+    resolve_device(config.device)
+    print(f"run directory: {path}\nresolved config:\n" + "\n".join("  " + line for line in config.dump().splitlines()))
+    try:
+        if args.stop_after is not None and args.stop_after < 1:
+            raise CliError("--stop-after must be at least 1")
+        result = train(config, path, resume=bool(args.resume), progress=not args.quiet, stop_after=args.stop_after)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: the last checkpoint is kept; continue with: conhex-zero train --resume {path}",
+              file=sys.stderr)
+        return 130
+    print(f"done: {result.iterations} iterations; checkpoints in {result.run_dir} (latest.pt, best.pt)")
+    return 0

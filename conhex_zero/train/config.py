@@ -1,0 +1,308 @@
+"""Training configuration: frozen dataclasses, read from YAML, overridden by ``key=value``.
+
+Every field has a default and a docstring. A YAML file mirrors the nesting (``selfplay:``,
+``optim:`` ...); command-line overrides use dotted paths (``optim.lr=3e-4``). Unknown keys, values
+of the wrong type and out-of-range values are errors that say which key and why. The resolved
+configuration is printed at start, saved as ``config.yaml`` in the run directory and stored in
+every checkpoint.
+"""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from dataclasses import dataclass, field, fields, is_dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A configuration file or override is invalid; the message names the key."""
+
+
+@dataclass(frozen=True)
+class SelfPlayConfig:
+    games: int = 64
+    """Games played at once (the search batch)."""
+    full_sims: int = 32
+    """Simulations of a full search, whose result is recorded as a training target."""
+    cheap_sims: int = 8
+    """Simulations of a cheap search (not recorded): playout-cap randomisation."""
+    full_fraction: float = 0.25
+    """Share of moves searched fully (1.0: every move is full and recorded)."""
+    scheme: str = "gumbel"
+    """Search scheme: gumbel or puct."""
+    max_considered: int = 16
+    """Gumbel: root candidates."""
+    dirichlet_fraction: float = 0.25
+    """PUCT only: weight of the root Dirichlet noise."""
+    dirichlet_alpha: float = 0.3
+    temperature_moves: int = 4
+    """For this many first plies, moves are sampled from the search policy (temperature 1)."""
+    resign_threshold: float = 0.95
+    """Resign when the searched value for the player to move is below -threshold (1 disables)."""
+    resign_playout: float = 0.2
+    """Share of games that never resign (to measure false resignations)."""
+    positions_per_iteration: int = 512
+    """Recorded positions (full searches) gathered per iteration."""
+
+
+@dataclass(frozen=True)
+class ReplayConfig:
+    capacity: int = 50_000
+    """Positions kept (oldest dropped first)."""
+    min_size: int = 256
+    """No training before the buffer holds this many positions."""
+    symmetries: bool = True
+    """Sample each position under a random board symmetry."""
+
+
+@dataclass(frozen=True)
+class OptimConfig:
+    batch_size: int = 128
+    lr: float = 2e-3
+    """Peak learning rate (AdamW)."""
+    weight_decay: float = 1e-4
+    warmup_steps: int = 50
+    schedule: str = "cosine"
+    """constant or cosine (decays to 10% over the planned steps)."""
+    sample_reuse: float = 4.0
+    """Training samples drawn per new recorded position."""
+    value_weight: float = 1.0
+    ownership_weight: float = 0.5
+    grad_clip: float = 1.0
+    autocast: bool = True
+    """bf16 autocast on CUDA (ignored on CPU)."""
+    compile: bool = False
+    """torch.compile the network for training (CUDA)."""
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    every: int = 1
+    """Evaluate every this many iterations (each evaluated iteration writes a checkpoint)."""
+    games: int = 40
+    """Games against each reference (even: each side first in half)."""
+    previous_games: int = 40
+    """Games against the previous evaluated checkpoint."""
+    references: tuple[str, ...] = ("random", "mcts-rollout:64")
+    """Fixed reference players; the last one decides which checkpoint is 'best'."""
+    sims: int = 16
+    """Simulations of the network player in evaluation games."""
+    opening_plies: int = 1
+    """Random moves opening each pair of games (colours exchanged within a pair)."""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    game: str = "hex-4"
+    """Game spec (conhex, hex-5, hex-11:swap ...)."""
+    model: str = "l4h64"
+    """Network size: l<layers>h<hidden>."""
+    seed: int = 0
+    device: str = "cpu"
+    """cpu or cuda (the --device option overrides it)."""
+    iterations: int = 20
+    """Self-play / training iterations."""
+    max_minutes: float = 0.0
+    """Stop (with a checkpoint) after this much wall time; 0: no limit."""
+    keep_checkpoints: int = 10
+    """Rolling history of iteration checkpoints kept besides latest and best."""
+    threads: int = 0
+    """torch CPU threads (0: torch's default)."""
+    selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
+    replay: ReplayConfig = field(default_factory=ReplayConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_plain(self)
+
+    def dump(self) -> str:
+        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+
+def _to_plain(obj: Any) -> Any:
+    if is_dataclass(obj):
+        return {f.name: _to_plain(getattr(obj, f.name)) for f in fields(obj)}
+    if isinstance(obj, tuple):
+        return [_to_plain(x) for x in obj]
+    return obj
+
+
+def _field_types(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _coerce(value: Any, typ: Any, key: str) -> Any:
+    """Check (and gently convert) a value against a field type."""
+    origin = typing.get_origin(typ)
+    if typ is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no", "on", "off", "1", "0"):
+            return value.lower() in ("true", "yes", "on", "1")
+        raise ConfigError(f"{key}: expected true or false, got {value!r}")
+    if typ is int:
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise ConfigError(f"{key}: expected a whole number, got {value!r}")
+        try:
+            return int(value)
+        except ValueError:
+            raise ConfigError(f"{key}: expected a whole number, got {value!r}") from None
+    if typ is float:
+        if isinstance(value, bool):
+            raise ConfigError(f"{key}: expected a number, got {value!r}")
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{key}: expected a number, got {value!r}") from None
+    if typ is str:
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise ConfigError(f"{key}: expected text, got {value!r}")
+        return str(value)
+    if origin is tuple:
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{key}: expected a list, got {value!r}")
+        (inner, *_) = typing.get_args(typ)
+        return tuple(_coerce(v, inner, key) for v in value)
+    if origin in (typing.Union, types.UnionType):
+        raise ConfigError(f"{key}: unsupported type")  # no optional fields today
+    raise ConfigError(f"{key}: unsupported type {typ}")
+
+
+def _build(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{prefix.rstrip('.') or 'config'}: expected a mapping of keys, got {data!r}")
+    hints = _field_types(cls)
+    names = [f.name for f in fields(cls)]
+    kwargs = {}
+    for key, value in data.items():
+        full = prefix + str(key)
+        if key not in names:
+            close = difflib.get_close_matches(str(key), names, n=1)
+            hint = f"; did you mean {prefix}{close[0]}?" if close else f"; known keys: {', '.join(names)}"
+            raise ConfigError(f"unknown config key {full!r}{hint}")
+        typ = hints[key]
+        if is_dataclass(typ):
+            kwargs[key] = _build(typ, value or {}, full + ".")
+        else:
+            kwargs[key] = _coerce(value, typ, full)
+    return cls(**kwargs)
+
+
+def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    node = data
+    for p in parts[:-1]:
+        node = node.setdefault(p, {})
+        if not isinstance(node, dict):
+            raise ConfigError(f"{dotted}: {p} is not a section")
+    node[parts[-1]] = value
+
+
+def parse_overrides(items: list[str]) -> dict[str, Any]:
+    """``["optim.lr=3e-4", "game=hex-5"]`` as a nested dict (values parsed as YAML scalars)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, eq, raw = item.partition("=")
+        if not eq or not key.strip():
+            raise ConfigError(f"override {item!r}: expected key=value, e.g. optim.lr=3e-4")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            value = raw
+        _set(out, key.strip(), value)
+    return out
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in extra.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None,
+                base: dict[str, Any] | None = None) -> TrainConfig:
+    """Defaults, then ``base`` (e.g. a run's saved config), then the YAML file, then overrides."""
+    data: dict[str, Any] = dict(base or {})
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"config file {p} does not exist")
+        try:
+            loaded = yaml.safe_load(p.read_text()) or {}
+        except yaml.YAMLError as err:
+            raise ConfigError(f"{p} is not valid YAML: {err}") from None
+        data = _merge(data, loaded)
+    data = _merge(data, parse_overrides(overrides or []))
+    config = _build(TrainConfig, data)
+    validate(config)
+    return config
+
+
+def validate(c: TrainConfig) -> None:
+    """Range checks with clear messages (types were checked while building)."""
+    from conhex_zero.games.game import GameSpecError, parse_game
+    from conhex_zero.nn.model import ModelConfig
+
+    try:
+        parse_game(c.game)
+    except GameSpecError as err:
+        raise ConfigError(f"game: {err}") from None
+    try:
+        ModelConfig.from_name(c.model)
+    except ValueError as err:
+        raise ConfigError(f"model: {err}") from None
+    checks = [
+        (c.device in ("cpu", "cuda") or c.device.startswith("cuda:"), "device: cpu or cuda"),
+        (c.iterations >= 1, "iterations: at least 1"),
+        (c.max_minutes >= 0, "max_minutes: 0 (no limit) or more"),
+        (c.keep_checkpoints >= 1, "keep_checkpoints: at least 1"),
+        (c.threads >= 0, "threads: 0 (default) or more"),
+        (c.selfplay.games >= 1, "selfplay.games: at least 1"),
+        (c.selfplay.full_sims >= 1 and c.selfplay.cheap_sims >= 1, "selfplay.*_sims: at least 1"),
+        (0 < c.selfplay.full_fraction <= 1, "selfplay.full_fraction: in (0, 1]"),
+        (c.selfplay.scheme in ("gumbel", "puct"), "selfplay.scheme: gumbel or puct"),
+        (c.selfplay.max_considered >= 1, "selfplay.max_considered: at least 1"),
+        (0 <= c.selfplay.dirichlet_fraction <= 1, "selfplay.dirichlet_fraction: in [0, 1]"),
+        (c.selfplay.dirichlet_alpha > 0, "selfplay.dirichlet_alpha: positive"),
+        (c.selfplay.temperature_moves >= 0, "selfplay.temperature_moves: 0 or more"),
+        (0 < c.selfplay.resign_threshold <= 1, "selfplay.resign_threshold: in (0, 1]"),
+        (0 <= c.selfplay.resign_playout <= 1, "selfplay.resign_playout: in [0, 1]"),
+        (c.selfplay.positions_per_iteration >= 1, "selfplay.positions_per_iteration: at least 1"),
+        (c.replay.capacity >= c.replay.min_size >= 1, "replay: capacity >= min_size >= 1"),
+        (c.optim.batch_size >= 1, "optim.batch_size: at least 1"),
+        (c.optim.lr > 0, "optim.lr: positive"),
+        (c.optim.weight_decay >= 0, "optim.weight_decay: 0 or more"),
+        (c.optim.warmup_steps >= 0, "optim.warmup_steps: 0 or more"),
+        (c.optim.schedule in ("constant", "cosine"), "optim.schedule: constant or cosine"),
+        (c.optim.sample_reuse > 0, "optim.sample_reuse: positive"),
+        (c.optim.value_weight >= 0 and c.optim.ownership_weight >= 0, "optim.*_weight: 0 or more"),
+        (c.optim.grad_clip > 0, "optim.grad_clip: positive"),
+        (c.eval.every >= 1, "eval.every: at least 1"),
+        (c.eval.games >= 0 and c.eval.previous_games >= 0, "eval.games: 0 or more"),
+        (c.eval.sims >= 1, "eval.sims: at least 1"),
+        (c.eval.opening_plies >= 0, "eval.opening_plies: 0 or more"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ConfigError(f"invalid value for {message}")
+    from conhex_zero.agents.players import PlayerSpecError, make_player
+    from conhex_zero.env.vec_env import VecEnv
+
+    env = VecEnv("hex-2")
+    for ref in c.eval.references:
+        if ref == "random" or ref.startswith("mcts-rollout"):
+            try:
+                make_player(ref, env)
+            except PlayerSpecError as err:
+                raise ConfigError(f"eval.references: {err}") from None
+        else:
+            raise ConfigError(f"eval.references: {ref!r} is not a fixed reference (random, mcts-rollout:K)")

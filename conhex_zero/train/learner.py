@@ -1,0 +1,99 @@
+"""Optimisation: losses, AdamW with warm-up and cosine decay, bf16 autocast and compile on CUDA.
+
+Loss per position = cross-entropy(search policy, network policy over legal actions)
+                  + value_weight * (z - v)^2 + ownership_weight * mean_c (o_c - own_c)^2,
+all from the point of view of the player to move.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+
+import torch
+from torch import Tensor, nn
+
+from conhex_zero.env.symmetry import SymmetryTables
+from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.nn.encode import Encoder
+from conhex_zero.nn.model import GraphNet
+from conhex_zero.search.tree import NEG
+from conhex_zero.train.config import OptimConfig
+from conhex_zero.train.replay import Batch, ReplayBuffer
+
+
+class Learner:
+    def __init__(self, model: GraphNet, env: VecEnv, config: OptimConfig, planned_steps: int, seed: int):
+        self.model, self.env, self.cfg = model, env, config
+        self.device = env.device
+        self.encoder = Encoder(env)
+        self.symmetries: SymmetryTables = env.symmetries
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+        self.planned_steps = max(planned_steps, 1)
+        self.step = 0
+        self.generator = torch.Generator().manual_seed(seed)
+        self.autocast = config.autocast and self.device.type == "cuda"
+        self.forward = torch.compile(model) if (config.compile and self.device.type == "cuda") else model
+
+    def learning_rate(self) -> float:
+        c = self.cfg
+        if self.step < c.warmup_steps:
+            return c.lr * (self.step + 1) / c.warmup_steps
+        if c.schedule == "constant":
+            return c.lr
+        progress = min(1.0, (self.step - c.warmup_steps) / max(1, self.planned_steps - c.warmup_steps))
+        return c.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+    def losses(self, batch: Batch) -> dict[str, Tensor]:
+        ctx = torch.autocast("cuda", dtype=torch.bfloat16) if self.autocast else contextlib.nullcontext()
+        with ctx:
+            logits, value, ownership = self.forward(self.encoder(batch.state), self.encoder.graph)
+        legal = self.env.legal_mask(batch.state)
+        logp = torch.log_softmax(torch.where(legal, logits.float(), NEG), dim=1)
+        policy = -(batch.policy * logp).sum(1).mean()
+        value_loss = (value.float() - batch.value).pow(2).mean()
+        own = (ownership.float() - batch.ownership).pow(2).mean()
+        probs = logp.exp()
+        entropy = -(probs * torch.where(legal, logp, 0.0)).sum(1).mean()
+        total = policy + self.cfg.value_weight * value_loss + self.cfg.ownership_weight * own
+        return {"total": total, "policy": policy, "value": value_loss, "ownership": own, "entropy": entropy}
+
+    def train(self, replay: ReplayBuffer, steps: int, symmetries: bool, progress=None) -> dict[str, float]:
+        """``steps`` optimiser steps on batches from the replay buffer; mean metrics."""
+        self.model.train()
+        sums: dict[str, float] = {}
+        grad_norm = 0.0
+        start = time.perf_counter()
+        for _ in range(steps):
+            batch = replay.sample(self.cfg.batch_size, self.generator, self.device,
+                                  self.symmetries if symmetries else None)
+            for group in self.optimizer.param_groups:
+                group["lr"] = self.learning_rate()
+            out = self.losses(batch)
+            self.optimizer.zero_grad(set_to_none=True)
+            out["total"].backward()
+            grad_norm += float(nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip))
+            self.optimizer.step()
+            self.step += 1
+            for k, v in out.items():
+                sums[k] = sums.get(k, 0.0) + float(v.detach())
+            if progress is not None:
+                progress.update(1)
+        self.model.eval()
+        seconds = time.perf_counter() - start
+        n = max(steps, 1)
+        metrics = {f"train/{k}_loss" if k != "entropy" else "train/policy_entropy": v / n for k, v in sums.items()}
+        metrics.update({"train/grad_norm": grad_norm / n, "train/lr": self.learning_rate(), "train/steps": self.step,
+                        "train/samples_per_s": steps * self.cfg.batch_size / max(seconds, 1e-9)})
+        return metrics
+
+    def state_dict(self) -> dict:
+        return {"optimizer": self.optimizer.state_dict(), "step": self.step,
+                "planned_steps": self.planned_steps, "generator": self.generator.get_state()}
+
+    def load_state_dict(self, d: dict) -> None:
+        self.optimizer.load_state_dict(d["optimizer"])
+        self.step = int(d["step"])
+        self.planned_steps = int(d["planned_steps"])
+        self.generator.set_state(d["generator"])

@@ -1,0 +1,113 @@
+"""A training run's directory: config, metrics, checkpoints, and the state needed to resume.
+
+    RUN/config.yaml                 the resolved configuration
+    RUN/metrics.jsonl               one JSON object per iteration (namespaced keys)
+    RUN/tb/                         the same metrics for TensorBoard
+    RUN/checkpoints/iter_NNNN.pt    model checkpoints of evaluated iterations (rolling history)
+    RUN/latest.pt, RUN/best.pt      the newest and the best evaluated model
+    RUN/state/train_state.pt        everything to resume: model, optimizer, replay buffer,
+                                    games in progress, random generators, counters
+
+Every file is written to ``NAME.tmp`` and renamed, so a killed process loses at most the work
+since the last checkpoint and never leaves a corrupt file. Model checkpoints load with
+``conhex_zero.nn.checkpoint.load_checkpoint`` (``torch.load(weights_only=True)``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from conhex_zero.nn.checkpoint import save_checkpoint
+from conhex_zero.nn.model import GraphNet
+
+
+def atomic_torch_save(obj: Any, path: Path) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+class RunDir:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.checkpoints = self.path / "checkpoints"
+        self.state_file = self.path / "state" / "train_state.pt"
+        self.metrics_file = self.path / "metrics.jsonl"
+        self.config_file = self.path / "config.yaml"
+        self._writer = None
+
+    def create(self) -> None:
+        (self.path / "state").mkdir(parents=True, exist_ok=True)
+        self.checkpoints.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def resumable(self) -> bool:
+        return self.state_file.is_file()
+
+    def write_config(self, text: str) -> None:
+        tmp = self.config_file.with_name("config.yaml.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, self.config_file)
+
+    # ---------------------------------------------------------------- metrics
+    def log(self, metrics: dict[str, float], step: int) -> None:
+        record = {"time": time.time(), **{k: (round(v, 6) if isinstance(v, float) else v) for k, v in metrics.items()}}
+        with open(self.metrics_file, "a") as f:
+            f.write(json.dumps(record) + "\n")
+        writer = self._tensorboard()
+        if writer is not None:
+            for k, v in metrics.items():
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    writer.add_scalar(k, v, step)
+            writer.flush()
+
+    def _tensorboard(self):
+        if self._writer is None:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+            except ImportError:  # tensorboard is a dependency, but a broken install should not stop a run
+                self._writer = False
+                return None
+            self._writer = SummaryWriter(str(self.path / "tb"))
+        return self._writer or None
+
+    def read_metrics(self) -> list[dict]:
+        if not self.metrics_file.is_file():
+            return []
+        return [json.loads(line) for line in self.metrics_file.read_text().splitlines() if line.strip()]
+
+    def truncate_metrics(self, last_iteration: int) -> None:
+        """Drop metric lines of iterations after ``last_iteration`` (work lost before a resume)."""
+        kept = [r for r in self.read_metrics() if r.get("iteration", 0) <= last_iteration]
+        tmp = self.metrics_file.with_name("metrics.jsonl.tmp")
+        tmp.write_text("".join(json.dumps(r) + "\n" for r in kept))
+        os.replace(tmp, self.metrics_file)
+
+    def close(self) -> None:
+        if self._writer:
+            self._writer.close()
+
+    # ------------------------------------------------------------ checkpoints
+    def save_model(self, iteration: int, model: GraphNet, game: str, meta: dict, best: bool, keep: int) -> Path:
+        path = save_checkpoint(self.checkpoints / f"iter_{iteration:04d}.pt", model, game, meta)
+        for name in ("latest.pt",) + (("best.pt",) if best else ()):
+            tmp = self.path / (name + ".tmp")
+            shutil.copyfile(path, tmp)
+            os.replace(tmp, self.path / name)
+        history = sorted(self.checkpoints.glob("iter_*.pt"))
+        for old in history[:-keep]:
+            old.unlink()
+        return path
+
+    def save_state(self, state: dict) -> None:
+        atomic_torch_save(state, self.state_file)
+
+    def load_state(self) -> dict:
+        return torch.load(self.state_file, map_location="cpu", weights_only=True)

@@ -1,0 +1,229 @@
+"""Training pipeline: configs, replay, self-play, the loop end to end, resume, crash safety."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from conhex_zero.agents.evaluators import UniformEvaluator
+from conhex_zero.cli.main import main
+from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.nn.checkpoint import load_checkpoint
+from conhex_zero.train.config import ConfigError, TrainConfig, load_config
+from conhex_zero.train.loop import train
+from conhex_zero.train.replay import ReplayBuffer
+from conhex_zero.train.selfplay import SelfPlay, SelfPlayStats
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = ROOT / "configs" / "tiny.yaml"
+
+
+# ---------------------------------------------------------------- config
+def test_configs_in_the_repository_load():
+    for path in sorted((ROOT / "configs").glob("*.yaml")):
+        config = load_config(path)
+        assert isinstance(config, TrainConfig), path
+    tiny = load_config(TINY)
+    assert tiny.game == "hex-3" and tiny.selfplay.games == 16 and tiny.eval.references == ("random", "mcts-rollout:8")
+
+
+def test_overrides_and_round_trip(tmp_path):
+    c = load_config(TINY, ["optim.lr=0.01", "selfplay.games=4", "eval.references=random", "game=hex-4"])
+    assert c.optim.lr == 0.01 and c.selfplay.games == 4 and c.eval.references == ("random",) and c.game == "hex-4"
+    saved = tmp_path / "c.yaml"
+    saved.write_text(c.dump())
+    assert load_config(saved) == c
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["optim.lrr=1"], "unknown config key 'optim.lrr'; did you mean optim.lr?"),
+    (["selfplay.games=many"], "selfplay.games: expected a whole number"),
+    (["selfplay.games=0"], "selfplay.games: at least 1"),
+    (["optim.schedule=linear"], "optim.schedule: constant or cosine"),
+    (["game=chess"], "game: unknown game 'chess'"),
+    (["model=big"], "model: model name 'big'"),
+    (["eval.references=[random, alphazero]"], "not a fixed reference"),
+    (["replay.min_size=10", "replay.capacity=5"], "capacity >= min_size"),
+    (["nosuchkey=1"], "unknown config key 'nosuchkey'"),
+    (["optim"], "expected key=value"),
+])
+def test_bad_configs_are_clear_errors(overrides, message):
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("?", r"\?")):
+        load_config(TINY, overrides)
+
+
+def test_bad_yaml_files(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "none.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("game: [unclosed")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(bad)
+    bad.write_text("selfplay: 3")
+    with pytest.raises(ConfigError, match="selfplay: expected a mapping"):
+        load_config(bad)
+
+
+# ---------------------------------------------------------------- replay
+def test_replay_ring_and_symmetric_samples():
+    env = VecEnv("conhex")
+    gen = torch.Generator().manual_seed(0)
+    replay = ReplayBuffer(env, capacity=50)
+    state = env.initial_state(30)
+    for _ in range(9):
+        state = env.step(state, env.random_actions(state, gen))
+    legal = env.legal_mask(state)
+    policy = legal.float() / legal.sum(1, keepdim=True)
+    value = torch.where(torch.arange(30) % 2 == 0, 1, -1)
+    own = (state.cells.long() == state.to_move[:, None]).long() * 2 - 1
+    replay.add(state, policy, value, own)
+    replay.add(state, policy, value, own)
+    assert len(replay) == 50 and replay.total_added == 60 and replay.next == 10
+    plain = replay.sample(64, torch.Generator().manual_seed(1), torch.device("cpu"))
+    assert torch.equal(env.legal_mask(plain.state) & (plain.policy > 0), plain.policy > 0)
+    sym = replay.sample(256, torch.Generator().manual_seed(2), torch.device("cpu"), env.symmetries)
+    # Under any symmetry the target still lives on the (transformed) legal moves, and the
+    # ownership target still says +1 exactly where the player to move owns the cell.
+    assert torch.equal(env.legal_mask(sym.state) & (sym.policy > 0), sym.policy > 0)
+    mine = sym.state.cells.long() == sym.state.to_move[:, None]
+    assert torch.equal(sym.ownership == 1, mine)
+    restored = ReplayBuffer(env, capacity=50)
+    restored.load_state_dict(replay.state_dict())
+    again = restored.sample(64, torch.Generator().manual_seed(1), torch.device("cpu"))
+    assert again.state.equal(plain.state) and torch.equal(again.policy, plain.policy)
+
+
+# ------------------------------------------------------------- self-play
+def test_selfplay_records_consistent_positions():
+    env = VecEnv("hex-4:swap")
+    cfg = load_config(TINY, ["game=hex-4:swap"]).selfplay
+    sp = SelfPlay(env, cfg, UniformEvaluator(env), seed=3)
+    replay = ReplayBuffer(env, 5000)
+    stats = sp.run(replay, 200)
+    assert stats.recorded >= 200 and len(replay) == stats.recorded and stats.games > 0
+    batch = replay.sample(len(replay), torch.Generator().manual_seed(0), torch.device("cpu"))
+    assert torch.allclose(batch.policy.sum(1), torch.ones(len(replay)), atol=1e-2)
+    assert torch.equal(env.legal_mask(batch.state) & (batch.policy > 0), batch.policy > 0)
+    assert set(batch.value.unique().tolist()) <= {-1.0, 1.0}
+    m = stats.metrics()
+    assert 0 <= m["selfplay/first_player_win_rate"] <= 1 and m["selfplay/mean_length"] >= 4
+
+
+class Hopeless:
+    """Every position is won for its player to move, so every move looks lost: searched values
+    are negative everywhere and everyone resigns when allowed."""
+
+    def __init__(self, env):
+        self.env = env
+
+    def __call__(self, state):
+        return torch.zeros(state.batch_size, self.env.num_actions), torch.ones(state.batch_size)
+
+
+def test_resignation_and_played_out_controls():
+    env = VecEnv("hex-5")
+    cfg = load_config(TINY, ["game=hex-5", "selfplay.resign_playout=0.3", "selfplay.temperature_moves=0",
+                             "selfplay.resign_threshold=0.5"]).selfplay
+    sp = SelfPlay(env, cfg, Hopeless(env), seed=0)
+    replay = ReplayBuffer(env, 5000)
+    stats = sp.run(replay, 100)
+    m = stats.metrics()
+    assert 0.5 < m["selfplay/resign_rate"] < 0.9  # all but the ~30% control games resign at once
+    assert m["selfplay/mean_length"] < 6
+    assert stats.control_games > 0 and stats.control_would_resign == stats.control_games
+    assert m["selfplay/false_resign_rate"] == 1.0  # in control games the winner had wanted to resign too
+
+
+def test_selfplay_state_round_trip():
+    env = VecEnv("hex-3")
+    cfg = load_config(TINY).selfplay
+    a = SelfPlay(env, cfg, UniformEvaluator(env), seed=1)
+    r1, r2 = ReplayBuffer(env, 1000), ReplayBuffer(env, 1000)
+    a.run(r1, 30)
+    b = SelfPlay(env, cfg, UniformEvaluator(env), seed=99)
+    b.load_state_dict(a.state_dict())
+    r2.load_state_dict(r1.state_dict())
+    a.run(r1, 30)
+    b.run(r2, 30)
+    assert r1.total_added == r2.total_added
+    assert torch.equal(r1.store["holes"], r2.store["holes"]) and torch.equal(r1.policy, r2.policy)
+
+
+# --------------------------------------------------------- the whole loop
+def test_tiny_run_checkpoints_resumes_exactly_and_evaluates(tmp_path):
+    config = load_config(TINY)
+    whole = train(config, tmp_path / "whole", progress=False, log=lambda *_: None)
+    part = train(config, tmp_path / "part", progress=False, log=lambda *_: None, stop_after=2)
+    assert part.iterations == 2
+    resumed = train(config, tmp_path / "part", resume=True, progress=False, log=lambda *_: None)
+    assert resumed.iterations == whole.iterations == 3
+    a, b = load_checkpoint(tmp_path / "whole" / "latest.pt"), load_checkpoint(tmp_path / "part" / "latest.pt")
+    for x, y in zip(a.model.state_dict().values(), b.model.state_dict().values()):
+        assert torch.equal(x, y)
+    assert a.meta["games"] == b.meta["games"] and a.meta["step"] == b.meta["step"] > 0
+    run = tmp_path / "whole"
+    for name in ("config.yaml", "latest.pt", "best.pt", "state/train_state.pt", "checkpoints/iter_0003.pt"):
+        assert (run / name).is_file(), name
+    assert not list(run.rglob("*.tmp"))
+    lines = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [x["iteration"] for x in lines] == [1, 2, 3]
+    last = lines[-1]
+    for key in ("selfplay/positions_per_s", "selfplay/sims_per_s", "train/policy_loss", "train/value_loss",
+                "train/policy_entropy", "selfplay/value_calibration_error", "eval/vs_random/win_rate",
+                "eval/vs_mcts-rollout_8/win_rate_low", "eval/vs_previous/win_rate"):
+        assert key in last, key
+    assert list((run / "tb").iterdir())
+    assert a.game == "hex-3" and a.meta["config"]["model"] == "l2h16"
+
+
+def test_a_crash_while_saving_keeps_the_last_checkpoint(tmp_path, monkeypatch):
+    config = load_config(TINY, ["iterations=2"])
+    train(config, tmp_path / "run", progress=False, log=lambda *_: None, stop_after=1)
+    before = (tmp_path / "run" / "state" / "train_state.pt").read_bytes()
+    real_save = torch.save
+
+    def dying_save(obj, path, *args, **kwargs):
+        real_save(obj, path, *args, **kwargs)
+        if str(path).endswith("train_state.pt.tmp"):
+            raise KeyboardInterrupt  # the process is killed after writing the temporary file
+
+    monkeypatch.setattr(torch, "save", dying_save)
+    with pytest.raises(KeyboardInterrupt):
+        train(config, tmp_path / "run", resume=True, progress=False, log=lambda *_: None)
+    assert (tmp_path / "run" / "state" / "train_state.pt").read_bytes() == before
+    monkeypatch.setattr(torch, "save", real_save)
+    done = train(config, tmp_path / "run", resume=True, progress=False, log=lambda *_: None)
+    assert done.iterations == 2
+
+
+# ------------------------------------------------------------ command line
+def test_train_command_errors(capsys, tmp_path):
+    assert main(["train", "--config", str(TINY), "optim.lrr=1"]) == 2
+    assert "unknown config key 'optim.lrr'" in capsys.readouterr().err
+    assert main(["train", "--resume", str(tmp_path / "nothing")]) == 2
+    assert "no training state to resume" in capsys.readouterr().err
+    assert main(["train", "--config", str(TINY), "--device", "cuda"]) == 2 or torch.cuda.is_available()
+    capsys.readouterr()
+
+
+def test_train_command_and_script(tmp_path):
+    run = tmp_path / "run"
+    assert main(["train", "--config", str(TINY), "--run-dir", str(run), "--quiet", "iterations=1"]) == 0
+    assert (run / "latest.pt").is_file()
+    assert main(["train", "--config", str(TINY), "--run-dir", str(run), "--quiet"]) == 2  # never overwrite
+    out = subprocess.run([sys.executable, str(ROOT / "train.py"), "--help"], capture_output=True, text=True)
+    assert out.returncode == 0 and "--resume" in out.stdout and "key=value" in out.stdout
+
+
+def test_resume_trims_metrics_of_lost_iterations(tmp_path):
+    config = load_config(TINY, ["iterations=4", "eval.every=2"])
+    train(config, tmp_path / "run", progress=False, log=lambda *_: None, stop_after=3)
+    # Iteration 3 was the session's last (checkpointed); pretend a crash lost a 4th line.
+    with open(tmp_path / "run" / "metrics.jsonl", "a") as f:
+        f.write(json.dumps({"iteration": 4, "lost": True}) + "\n")
+    train(config, tmp_path / "run", resume=True, progress=False, log=lambda *_: None)
+    lines = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [x["iteration"] for x in lines] == [1, 2, 3, 4] and "lost" not in lines[-1]
