@@ -158,7 +158,7 @@ def train(config: TrainConfig, run_dir: str | Path, resume: bool = False, progre
             log(f"stopping: max_minutes={config.max_minutes} reached")
             break
         if pause and iteration < config.iterations:
-            log(f"pausing after {stop_after} iterations; continue with --resume {run.path}")
+            log(f"pausing after {stop_after} iteration{'s' * (stop_after > 1)}; continue with --resume {run.path}")
             break
     run.close()
     return TrainResult(run.path, iteration, metrics)
