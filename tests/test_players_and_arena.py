@@ -100,3 +100,60 @@ def test_deterministic_players_still_play_distinct_games():
     # ...random openings (shared by each colour-exchanged pair) make the games distinct.
     varied = play_match(env, p1, p2, 24, seed=0, progress=False, opening_plies=2)
     assert len(set(varied.lengths)) > 3
+
+
+def test_identical_deterministic_players_score_exactly_half():
+    env = VecEnv("hex-5")
+    a, b = make_player("mcts-rollout:8", env, 0), make_player("mcts-rollout:8", env, 0)
+    b.name = "twin"
+    # Both games of a pair start from the same opening with colours exchanged, so twins split every pair.
+    r = play_match(env, a, b, 20, seed=4, progress=False, opening_plies=2)
+    assert r.score == 0.5
+
+
+def test_a_stronger_reference_wins_clearly():
+    env = VecEnv("hex-5")
+    r = play_match(env, make_player("mcts-rollout:128", env, 0), make_player("mcts-rollout:4", env, 1), 40, seed=1,
+                   progress=False, opening_plies=1)
+    assert r.score >= 0.8 and r.score_ci95[0] > 0.5 and r.elo > 0
+
+
+def test_records_replay_to_the_recorded_result(tmp_path):
+    from conhex_zero.env.notation import play_moves
+
+    env = VecEnv("conhex:random=1")
+    r = play_match(env, make_player("random", env, 0), make_player("mcts-rollout:4", env, 1), 8, seed=2,
+                   progress=False, opening_plies=1)
+    path = r.write_records(tmp_path / "games.jsonl")
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(records) == 8 and all(rec["opening"] == 3 for rec in records)
+    for rec in records:  # the random pieces are ordinary moves at the start of the record
+        state = play_moves(VecEnv(rec["game"]), rec["moves"])
+        assert int(state.winner[0]) == rec["winner"] and rec["result"] == "connection"
+        assert (rec["first"], rec["second"])[rec["winner"]] == rec["winner_name"]
+        assert len(rec["moves"]) == int(state.ply[0])
+
+
+def test_until_decided_stops_early(capsys, tmp_path):
+    code = main(["arena", "mcts-rollout:64", "random", "--game", "hex-4", "--games", "200", "--round", "20",
+                 "--until-decided", "--json", "--records", str(tmp_path / "r.jsonl")])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["decided"] is True and data["games"] < 200 and data["games"] % 20 == 0
+    for key in ("score_ci95", "elo", "elo_ci95", "wins_by_colour", "mean_length", "records"):
+        assert key in data
+    assert data["score_ci95"][0] > 0.5 and data["records"] == str(tmp_path / "r.jsonl")
+    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == data["games"]
+
+
+def test_replay_command_checks_a_record(tmp_path, capsys):
+    env = VecEnv("hex-4")
+    r = play_match(env, make_player("random", env, 0), make_player("random", env, 1), 4, seed=0, progress=False)
+    path = r.write_records(tmp_path / "g.jsonl")
+    assert main(["replay", "--record", str(path), "--index", "3"]) == 0
+    assert "as recorded" in capsys.readouterr().out
+    lines = path.read_text().splitlines()
+    rec = json.loads(lines[0])
+    rec["winner"], rec["winner_name"] = 1 - rec["winner"], "someone else"
+    path.write_text(json.dumps(rec) + "\n")
+    assert main(["replay", "--record", str(path), "--index", "0"]) == 2
+    assert "the record says" in capsys.readouterr().err

@@ -1,24 +1,49 @@
-"""Matches between two players, all games at once.
+"""Matches between two players, all games at once, with records a person can replay.
 
 Games come in pairs that start from the same opening with colours exchanged: in game 2i player 1
-moves first, in game 2i + 1 player 2 does. The opening is ``opening_plies`` uniformly random moves
-(no swap) drawn from the pair's own seed, so games differ even between deterministic players (a
-match of identical games would only look like many games). Each game also has its own random key
-for the players, and a ``random=K`` game spec adds its random pieces. Every step, each player is
-asked for the moves of the games where it is to move (one batched call each); actions are checked
-before they are played.
+moves first, in game 2i + 1 player 2 does. The opening is the game spec's random pieces
+(``random=K``) plus ``opening_plies`` uniformly random moves (never swap), drawn from the pair's
+own seed, so games differ even between deterministic players. Every step, each player is asked
+for the moves of the games where it is to move (one batched call each, with the games' move
+histories for players that need them, such as external engines). A player may forfeit a game
+by answering -1 (with a reason in ``player.last_failures``): the other player wins it. Moves of
+our own players are checked; an illegal one is a bug and raises.
+
+``play_until_decided`` plays rounds until the 99% interval of the score excludes one half.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import torch
 from tqdm import tqdm
 
 from conhex_zero.agents.players import Player
+from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.ladder.ratings import score_to_elo, wilson
 from conhex_zero.search import rng
+
+
+@dataclass
+class GameRecord:
+    index: int
+    game: str
+    seed: int
+    first: str  # the player who moved first (colour X: top-bottom)
+    second: str
+    moves: list[str]  # every move from the empty board, random opening included
+    opening: int  # how many of the moves were the random opening
+    winner: int  # colour: 0 first, 1 second
+    winner_name: str
+    result: str  # "connection" or "forfeit: <reason>"
+
+    @property
+    def length(self) -> int:
+        return len(self.moves)
 
 
 @dataclass
@@ -27,46 +52,102 @@ class MatchResult:
     players: tuple[str, str]
     games: int
     wins: list[int]  # [player 1, player 2]
-    wins_by_colour: dict[str, list[int]]  # player -> [wins as first, wins as second]
-    lengths: list[int] = field(default_factory=list)  # plies of each game
+    wins_by_colour: dict[str, list[int]]  # player -> [wins moving first, wins moving second]
+    lengths: list[int] = field(default_factory=list)
+    records: list[GameRecord] = field(default_factory=list)
+    rounds: int = 1
+    decided: bool | None = None
 
     @property
     def score(self) -> float:
         return self.wins[0] / self.games if self.games else 0.0
 
     @property
+    def score_ci95(self) -> tuple[float, float]:
+        return wilson(self.wins[0], self.games)
+
+    @property
+    def elo(self) -> float:
+        return score_to_elo(self.score)
+
+    @property
+    def elo_ci95(self) -> tuple[float, float]:
+        low, high = self.score_ci95
+        return score_to_elo(low), score_to_elo(high)
+
+    @property
     def mean_length(self) -> float:
         return sum(self.lengths) / len(self.lengths) if self.lengths else 0.0
 
-    def to_json(self) -> dict:
+    @property
+    def forfeits(self) -> int:
+        return sum(r.result.startswith("forfeit") for r in self.records)
+
+    def merge(self, other: "MatchResult") -> "MatchResult":
+        by = {k: [a + b for a, b in zip(self.wins_by_colour[k], other.wins_by_colour[k])] for k in self.wins_by_colour}
+        return MatchResult(self.game, self.players, self.games + other.games,
+                           [a + b for a, b in zip(self.wins, other.wins)], by, self.lengths + other.lengths,
+                           self.records + other.records, self.rounds + other.rounds)
+
+    def write_records(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w") as f:
+            for r in self.records:
+                f.write(json.dumps(asdict(r)) + "\n")
+        return path
+
+    def to_json(self, records_path: str | Path | None = None) -> dict:
+        def finite(x: float) -> float | None:
+            return None if x in (float("inf"), float("-inf")) else round(x, 1)
+
         return {"game": self.game, "players": list(self.players), "games": self.games,
-                "wins": self.wins, "score": self.score,
+                "wins": self.wins, "score": self.score, "score_ci95": [round(x, 4) for x in self.score_ci95],
+                "elo": finite(self.elo), "elo_ci95": [finite(x) for x in self.elo_ci95],
                 "wins_by_colour": {"player1": self.wins_by_colour["player1"],
                                    "player2": self.wins_by_colour["player2"]},
-                "mean_length": self.mean_length}
+                "mean_length": self.mean_length, "forfeits": self.forfeits, "rounds": self.rounds,
+                "decided": self.decided, "records": str(records_path) if records_path else None}
 
 
-def random_openings(env: VecEnv, state, keys: torch.Tensor, plies: int):
-    """``plies`` uniformly random moves (never swap) in every game, drawn from ``keys`` [B]."""
-    for ply in range(plies):
-        legal = env.legal_mask(state)
-        legal[:, env.game.swap_action] = False
-        u = rng.uniform(rng.fold(keys, 0x0BE), ply, env.num_actions)
-        state = env.step(state, (u * legal).argmax(1))
-    return state
+def random_openings(env: VecEnv, state: State, keys: torch.Tensor, plies: int) -> tuple[State, torch.Tensor]:
+    """``plies`` uniformly random moves (never swap) in every game, drawn from ``keys`` [B].
+
+    Openings that already end a game (tiny boards only) are drawn again. Returns the state and the
+    moves ``[B, plies]``.
+    """
+    start = state
+    moves = torch.zeros(state.batch_size, plies, dtype=torch.long, device=state.device)
+    redo = torch.ones(state.batch_size, dtype=torch.bool, device=state.device)
+    for attempt in range(100):
+        s = start
+        for ply in range(plies):
+            legal = env.legal_mask(s)
+            legal[:, env.game.swap_action] = False
+            u = rng.uniform(rng.fold(keys, 0x0BE + attempt), ply, env.num_actions)
+            action = (u * legal).argmax(1)
+            moves[:, ply] = torch.where(redo, action, moves[:, ply])
+            s = env.step(s, action)
+        state = s if attempt == 0 else state.where(redo, s)
+        redo = state.done
+        if not bool(redo.any()):
+            return state, moves
+    raise RuntimeError(f"{env.game.spec}: random openings of {plies} plies keep ending the game")
 
 
 def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: int = 0,
-               progress: bool = True, opening_plies: int = 0) -> MatchResult:
+               progress: bool = True, opening_plies: int = 0, first_index: int = 0) -> MatchResult:
     """Play ``games`` games between two players: pairs with colours exchanged over a shared opening."""
     if games < 1:
         raise ValueError("a match needs at least one game")
     dev = env.device
-    generator = torch.Generator(device=dev).manual_seed(seed)
-    state = env.reset(games, generator)
     game_keys = rng.make_keys(seed * 1_000_003, games, device=dev)
     pair_keys = rng.make_keys(seed * 1_000_003 + 7_777_777, (games + 1) // 2, device=dev)
-    state = random_openings(env, state, pair_keys.repeat_interleave(2)[:games], opening_plies)
+    opening = 2 * env.game.random_pieces + opening_plies
+    state, opening_moves = random_openings(env, env.initial_state(games), pair_keys.repeat_interleave(2)[:games],
+                                           opening)
+    history = [list(map(int, row)) for row in opening_moves.tolist()]
+    results = [""] * games
     p1_first = torch.arange(games, device=dev) % 2 == 0  # [G]
     players = (player1, player2)
     bar = tqdm(total=games, desc=f"{player1.name} vs {player2.name}", unit="game", disable=not progress,
@@ -76,17 +157,25 @@ def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: 
         live = ~state.done
         if not bool(live.any()):
             break
-        # Colour 0 moves first: player 1 has colour 0 in the games where it moves first.
         p1_to_move = (state.to_move == 0) == p1_first
         actions = torch.zeros(games, dtype=torch.long, device=dev)
         for k, player in enumerate(players):
             rows = (live & (p1_to_move if k == 0 else ~p1_to_move)).nonzero().squeeze(1)
             if rows.numel():
                 keys = rng.fold(game_keys[rows], state.ply[rows])
-                actions[rows] = player.act(state[rows], keys)
-        running = live.nonzero().squeeze(1)
-        env.check_actions(state[running], actions[running])  # a player's illegal move is an error
-        state = env.step(state, actions)
+                actions[rows] = player.act(state[rows], keys, history=[history[g] for g in rows.tolist()])
+                failures = getattr(player, "last_failures", {}) or {}
+                for local, reason in failures.items():
+                    results[int(rows[local])] = f"forfeit: {player.name}: {reason}"
+        forfeit = live & (actions < 0)
+        playing = (live & ~forfeit).nonzero().squeeze(1)
+        env.check_actions(state[playing], actions[playing])  # our own players never move illegally
+        if bool(forfeit.any()):
+            state = State(state.holes, state.cells, state.counts, state.label, state.reach, state.to_move,
+                          state.ply, torch.where(forfeit, 1 - state.to_move, state.winner))
+        for g, a in zip(playing.tolist(), actions[playing].tolist()):
+            history[g].append(a)
+        state = env.step(state, actions.clamp(min=0))
         done_now = int(state.done.sum())
         bar.update(done_now - finished)
         finished = done_now
@@ -97,5 +186,36 @@ def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: 
         "player1": [int((winner_is_p1 & p1_first).sum()), int((winner_is_p1 & ~p1_first).sum())],
         "player2": [int((~winner_is_p1 & ~p1_first).sum()), int((~winner_is_p1 & p1_first).sum())],
     }
-    return MatchResult(game=env.game.spec, players=(player1.name, player2.name), games=games,
-                       wins=wins, wins_by_colour=by_colour, lengths=state.ply.tolist())
+    names = (player1.name, player2.name)
+    records = []
+    for g in range(games):
+        first, second = (names[0], names[1]) if bool(p1_first[g]) else (names[1], names[0])
+        w = int(state.winner[g])
+        records.append(GameRecord(index=first_index + g, game=env.game.spec, seed=seed, first=first, second=second,
+                                  moves=[env.game.action_name(a) for a in history[g]], opening=opening,
+                                  winner=w, winner_name=(first, second)[w], result=results[g] or "connection"))
+    return MatchResult(game=env.game.spec, players=names, games=games, wins=wins, wins_by_colour=by_colour,
+                       lengths=state.ply.tolist(), records=records)
+
+
+def play_until_decided(env: VecEnv, player1: Player, player2: Player, max_games: int, round_games: int,
+                       seed: int = 0, progress: bool = True, opening_plies: int = 0) -> MatchResult:
+    """Rounds of ``round_games`` (new openings each) until the 99% Wilson interval of player 1's
+    score excludes 1/2, or ``max_games`` are played; ``decided`` says which."""
+    total: MatchResult | None = None
+    played = 0
+    round_no = 0
+    while played < max_games:
+        n = min(round_games, max_games - played)
+        r = play_match(env, player1, player2, n, seed=seed + 7919 * round_no, progress=progress,
+                       opening_plies=opening_plies, first_index=played)
+        total = r if total is None else total.merge(r)
+        played += n
+        round_no += 1
+        low, high = wilson(total.wins[0], total.games, z=2.576)
+        if low > 0.5 or high < 0.5:
+            total.decided = True
+            return total
+    assert total is not None
+    total.decided = False
+    return total

@@ -2,9 +2,11 @@
 
 Names (for the command line): ``random``; ``mcts-rollout:K`` (PUCT with uniform priors and random
 rollouts, K simulations: the classic fixed reference, without our tactics); ``policy:CKPT`` (the
-network's raw policy, best legal move); ``CKPT`` or ``CKPT:sims=N`` (network + Gumbel search).
+network's raw policy, best legal move); ``CKPT`` or ``CKPT:sims=N`` (network + Gumbel search);
+``gtp:COMMAND`` (an external engine speaking the Go Text Protocol, see ``gtp_player.py``).
 ``keys`` are per-game random keys (``search.rng``): given, they make a game's choices independent
-of the batch; omitted, they are derived from the position and the player's seed.
+of the batch; omitted, they are derived from the position and the player's seed. ``history``
+gives each game's moves so far (players that must replay the game, like external engines).
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ class PlayerSpecError(ValueError):
 class Player(Protocol):
     name: str
 
-    def act(self, state: State, keys: Tensor | None = None) -> Tensor: ...
+    def act(self, state: State, keys: Tensor | None = None,
+            history: list[list[int]] | None = None) -> Tensor: ...
 
 
 def _keys(state: State, keys: Tensor | None, seed: int) -> Tensor:
@@ -48,7 +51,7 @@ class RandomPlayer:
     def __init__(self, env: VecEnv, seed: int = 0):
         self.env, self.seed, self.name = env, seed, "random"
 
-    def act(self, state: State, keys: Tensor | None = None) -> Tensor:
+    def act(self, state: State, keys: Tensor | None = None, history: list[list[int]] | None = None) -> Tensor:
         u = rng.uniform(rng.fold(_keys(state, keys, self.seed), 0x52), 0, self.env.num_actions)
         return (u * self.env.legal_mask(state)).argmax(1)
 
@@ -59,7 +62,7 @@ class PolicyPlayer:
     def __init__(self, env: VecEnv, evaluator: NetworkEvaluator, name: str):
         self.env, self.evaluator, self.name = env, evaluator, name
 
-    def act(self, state: State, keys: Tensor | None = None) -> Tensor:
+    def act(self, state: State, keys: Tensor | None = None, history: list[list[int]] | None = None) -> Tensor:
         logits, _ = self.evaluator(state)
         return torch.where(self.env.legal_mask(state), logits, -float("inf")).argmax(1)
 
@@ -71,7 +74,7 @@ class SearchPlayer:
         self.env, self.search, self.name, self.seed = env, game_search, name, seed
         self.last: SearchOutput | None = None
 
-    def act(self, state: State, keys: Tensor | None = None) -> Tensor:
+    def act(self, state: State, keys: Tensor | None = None, history: list[list[int]] | None = None) -> Tensor:
         self.last = self.search.run(state, rng.fold(_keys(state, keys, self.seed), 0x53))
         return self.last.action
 
@@ -90,11 +93,19 @@ def network_player(env: VecEnv, checkpoint: str | Path, simulations: int = DEFAU
     return SearchPlayer(env, gs, f"{checkpoint}:sims={config.num_simulations}", seed)
 
 
-def make_player(spec: str, env: VecEnv, seed: int = 0, simulations: int | None = None) -> Player:
+def make_player(spec: str, env: VecEnv, seed: int = 0, simulations: int | None = None,
+                gtp_timeout: float = 10.0, gtp_parallel: int = 4) -> Player:
     """A player from its name (see the module docstring)."""
     text = spec.strip()
     if text == "random":
         return RandomPlayer(env, seed)
+    if text.startswith("gtp:"):
+        from conhex_zero.agents.gtp_player import GTPPlayer
+
+        command = text[len("gtp:"):].strip()
+        if not command:
+            raise PlayerSpecError("gtp: needs the engine's command line, e.g. gtp:\"mohex --seed 1\"")
+        return GTPPlayer(env, command, timeout=gtp_timeout, parallel=gtp_parallel)
     m = re.fullmatch(r"mcts-rollout:(\d+)", text)
     if m:
         k = int(m.group(1))
@@ -111,5 +122,5 @@ def make_player(spec: str, env: VecEnv, seed: int = 0, simulations: int | None =
     path, sims = (m.group(1), int(m.group(2))) if m else (text, simulations or DEFAULT_SIMS)
     if not Path(path).exists():
         raise PlayerSpecError(f"unknown player {spec!r}: expected random, mcts-rollout:K, policy:CKPT, "
-                              f"or the path of a checkpoint (optionally CKPT:sims=N)")
+                              f"gtp:COMMAND, or the path of a checkpoint (optionally CKPT:sims=N)")
     return network_player(env, path, sims, seed)

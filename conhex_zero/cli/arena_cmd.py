@@ -1,67 +1,125 @@
-"""``conhex-zero arena P1 P2 --game GAME --games N [--json]``: a match between two players."""
+"""``conhex-zero arena P1 P2 [--games N] [--game GAME] [--sims N] [--json]``: a match between two players."""
 
 from __future__ import annotations
 
 import argparse
+import re
+import time
+from pathlib import Path
 
 from conhex_zero.cli.common import CliError, print_json, resolve_device
 
 PLAYERS_HELP = ("a player: random, mcts-rollout:K (random-rollout MCTS, K simulations), policy:CKPT "
-                "(a checkpoint's raw policy), or CKPT / CKPT:sims=N (checkpoint + search)")
+                "(a checkpoint's raw policy), CKPT or CKPT:sims=N (checkpoint + search), or "
+                "gtp:\"COMMAND\" (an external engine speaking GTP)")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "arena", help="play a match between two players",
         description="Play many games at once between two players, in pairs that share a random opening "
-        "with colours exchanged, so each player moves first in half of them. Prints the tally (or JSON "
-        "with games, wins [P1, P2] and score = P1's share).",
-        epilog="example: conhex-zero arena random mcts-rollout:64 --game hex-5 --games 100")
+        "with colours exchanged, so each player moves first in half of them. Prints wins by colour, the "
+        "score and the Elo difference with 95%% intervals, and writes every game record (JSON lines; "
+        "replay one with: conhex-zero replay --record FILE --index I).",
+        epilog="examples:\n  conhex-zero arena random mcts-rollout:64 --game hex-5 --games 100\n"
+               "  conhex-zero arena runs/r/best.pt mcts-rollout:200 --game hex-5 --until-decided --games 400\n"
+               "  conhex-zero arena runs/r/best.pt gtp:\"mohex --use-book false\" --game hex-11 --games 20",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("player1", metavar="P1", help=PLAYERS_HELP)
     p.add_argument("player2", metavar="P2", help="the other player, same forms")
     p.add_argument("--game", default="conhex", help="game spec (default: conhex); add random=K "
                    "for K random opening pieces per player")
-    p.add_argument("--games", type=int, default=100, help="games in the match (default: 100)")
+    p.add_argument("--games", type=int, default=100,
+                   help="games in the match, or the most games with --until-decided (default: 100)")
     p.add_argument("--sims", type=int, default=None,
                    help="simulations for checkpoint players without :sims=N (default: 64)")
-    p.add_argument("--seed", type=int, default=0, help="match seed (default: 0)")
     p.add_argument("--opening-plies", type=int, default=1, metavar="K",
                    help="random moves opening each pair of games, colours exchanged within a pair "
                    "(default: 1; 0 starts every game from the empty board)")
+    p.add_argument("--until-decided", action="store_true",
+                   help="play rounds until the 99%% interval of the score excludes 1/2 (or --games)")
+    p.add_argument("--round", type=int, default=20, metavar="R", help="games per round with --until-decided")
+    p.add_argument("--records", metavar="FILE", help="where to write the game records "
+                   "(default: runs/arena/<P1>-vs-<P2>-<time>.jsonl)")
+    p.add_argument("--ladder", metavar="DIR", help="also add the result to DIR/ladder.jsonl (see conhex-zero ladder)")
+    p.add_argument("--gtp-timeout", type=float, default=10.0, help="seconds an engine may take per reply")
+    p.add_argument("--gtp-parallel", type=int, default=4, help="engine processes per GTP player")
+    p.add_argument("--seed", type=int, default=0, help="match seed (default: 0)")
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
 
 
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(name).stem if name.endswith(".pt") else name)[:40]
+
+
+def _elo(x: float) -> str:
+    return "inf" if x == float("inf") else "-inf" if x == float("-inf") else f"{x:+.0f}"
+
+
 def run(args: argparse.Namespace) -> int:
-    from conhex_zero.agents.arena import play_match
+    from conhex_zero.agents.arena import play_match, play_until_decided
     from conhex_zero.agents.players import PlayerSpecError, make_player
     from conhex_zero.env.vec_env import VecEnv
+    from conhex_zero.ladder.store import Ladder
     from conhex_zero.nn.checkpoint import CheckpointError
 
-    if args.games < 1:
-        raise CliError("--games must be at least 1")
+    for flag, value, low in (("--games", args.games, 1), ("--round", args.round, 1),
+                             ("--gtp-parallel", args.gtp_parallel, 1), ("--opening-plies", args.opening_plies, 0)):
+        if value < low:
+            raise CliError(f"{flag} must be at least {low}")
     if args.sims is not None and args.sims < 1:
         raise CliError("--sims must be at least 1")
+    if args.gtp_timeout <= 0:
+        raise CliError("--gtp-timeout must be positive")
     env = VecEnv(args.game, resolve_device(args.device))
+    players = []
     try:
-        p1 = make_player(args.player1, env, seed=args.seed, simulations=args.sims)
-        p2 = make_player(args.player2, env, seed=args.seed + 1, simulations=args.sims)
+        for k, spec in enumerate((args.player1, args.player2)):
+            players.append(make_player(spec, env, seed=args.seed + k, simulations=args.sims,
+                                       gtp_timeout=args.gtp_timeout, gtp_parallel=args.gtp_parallel))
     except (PlayerSpecError, CheckpointError) as err:
         raise CliError(str(err)) from None
-    if args.opening_plies < 0:
-        raise CliError("--opening-plies must be 0 or more")
-    result = play_match(env, p1, p2, args.games, seed=args.seed, progress=not (args.quiet or args.json),
-                        opening_plies=args.opening_plies)
+    if players[0].name == players[1].name:  # keep the two apart in records and ladders
+        players[1].name += " (2)"
+    progress = not (args.quiet or args.json)
+    try:
+        if args.until_decided:
+            result = play_until_decided(env, players[0], players[1], args.games, args.round, seed=args.seed,
+                                        progress=progress, opening_plies=args.opening_plies)
+        else:
+            result = play_match(env, players[0], players[1], args.games, seed=args.seed, progress=progress,
+                                opening_plies=args.opening_plies)
+    finally:
+        for p in players:
+            if hasattr(p, "close"):
+                p.close()
+    records = Path(args.records or Path("runs") / "arena" /
+                   f"{_slug(args.player1)}-vs-{_slug(args.player2)}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+    result.write_records(records)
+    if args.ladder:
+        ladder = Ladder.open(args.ladder)
+        for spec, player in zip((args.player1, args.player2), players):
+            kind = "reference" if spec == "random" or spec.startswith("mcts-rollout") else "player"
+            if player.name not in ladder.players:
+                ladder.add_player(player.name, kind)
+        ladder.add_match(players[0].name, players[1].name, result.wins_by_colour, env.game.spec)
     if args.json:
-        print_json(result.to_json())
+        print_json(result.to_json(records))
         return 0
-    print(f"{result.game}: {result.games} games, each player first in half of them")
+    low, high = result.score_ci95
+    elo_low, elo_high = result.elo_ci95
+    print(f"{result.game}: {result.games} games in colour-exchanged pairs over random openings "
+          f"({args.opening_plies} {'ply' if args.opening_plies == 1 else 'plies'})"
+          + (f"; {'decided' if result.decided else 'not decided'} after {result.rounds} rounds"
+             if args.until_decided else ""))
     width = max(len(n) for n in result.players)
     for k, key in enumerate(("player1", "player2")):
         first, second = result.wins_by_colour[key]
-        print(f"  {result.players[k]:<{width}}  {result.wins[k]:>5} wins   "
-              f"(moving first {first}, second {second})")
-    print(f"score of {result.players[0]}: {result.score:.3f}   mean game length {result.mean_length:.1f} plies")
+        print(f"  {result.players[k]:<{width}}  {result.wins[k]:>5} wins   (moving first {first}, second {second})")
+    print(f"score of {result.players[0]}: {result.score:.3f} [{low:.3f}, {high:.3f}]   "
+          f"Elo difference {_elo(result.elo)} [{_elo(elo_low)}, {_elo(elo_high)}] (95%)")
+    print(f"mean game length {result.mean_length:.1f} plies; forfeits {result.forfeits}; records: {records}")
     return 0

@@ -1,0 +1,51 @@
+"""``conhex-zero ladder DIR``: Elo ratings over every recorded game in DIR/ladder.jsonl."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from conhex_zero.cli.common import CliError, print_json
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ladder", help="fit Elo ratings over every recorded game of a directory",
+                       description="Maximum-likelihood Bradley-Terry ratings (Elo scale) over all results in "
+                       "DIR/ladder.jsonl (a training run directory, or any directory that arena --ladder "
+                       "wrote to), anchored to a fixed reference, with standard errors and a first-move "
+                       "advantage term. Prints a table and draws the ladder as a PNG.")
+    p.add_argument("dir", metavar="DIR")
+    p.add_argument("--anchor", help="player fixed at 0 Elo (default: random, else the first reference)")
+    p.add_argument("--png", help="picture of the ladder (default: DIR/ladder.png)")
+    p.add_argument("--x", choices=["minutes", "iteration", "step"], default="minutes",
+                   help="horizontal axis of the picture (default: minutes of training)")
+    p.add_argument("--json", action="store_true", help="print the ratings as JSON")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from conhex_zero.ladder.plot import plot_ladder
+    from conhex_zero.ladder.store import Ladder
+
+    try:
+        ladder = Ladder.open(args.dir)
+        ratings = ladder.fit(args.anchor)
+    except ValueError as err:
+        raise CliError(str(err)) from None
+    png = plot_ladder(ladder, ratings, args.png or Path(args.dir) / "ladder.png", x=args.x)
+    if args.json:
+        print_json({"anchor": ratings.anchor, "first_move": ratings.first_move,
+                    "first_move_stderr": ratings.first_move_stderr, "png": str(png),
+                    "players": [{"name": n, "elo": e, "stderr": se, "games": g, "score": s,
+                                 "kind": ladder.players.get(n, {}).get("kind")}
+                                for n, e, se, g, s in ratings.table()]})
+        return 0
+    print(f"{ladder.path}: {sum(r.first_wins + r.second_wins for r in ladder.results)} games, "
+          f"{len(ratings.elo)} players; anchor {ratings.anchor} = {ratings.elo[ratings.anchor]:.0f} Elo")
+    print(f"first-move advantage {ratings.first_move:+.0f} ± {ratings.first_move_stderr:.0f} Elo (± one standard error)")
+    width = max(len(n) for n in ratings.elo)
+    print(f"  {'player':<{width}}  {'Elo':>6}  {'±':>4}  {'games':>5}  score")
+    for name, elo, se, games, score in ratings.table():
+        print(f"  {name:<{width}}  {elo:>6.0f}  {se:>4.0f}  {games:>5}  {score:.2f}")
+    print(f"picture: {png}")
+    return 0

@@ -1,0 +1,109 @@
+"""The ladder file: every recorded result of a directory's players, one JSON object per line.
+
+    {"type": "player", "name": "iter_0010", "kind": "checkpoint", "path": "...", "step": 320, ...}
+    {"type": "result", "first": "iter_0010", "second": "random", "first_wins": 9, "second_wins": 1,
+     "game": "hex-5", "time": 1795357795.2}
+
+Results are per ordered pair (who moved first), so the rating fit can estimate the first-move
+advantage. Lines are appended; ratings are always fitted over all of them. (Training tags its
+lines with the iteration, and a resumed run drops the lines of iterations it redoes.)
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conhex_zero.ladder.ratings import Ratings, Result, fit
+
+FILENAME = "ladder.jsonl"
+
+
+@dataclass
+class Ladder:
+    path: Path
+    players: dict[str, dict[str, Any]] = field(default_factory=dict)
+    results: list[Result] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, directory: str | Path) -> "Ladder":
+        """The ladder of ``directory`` (a missing file is an empty ladder)."""
+        path = Path(directory) / FILENAME
+        ladder = cls(path)
+        if path.is_file():
+            for number, line in enumerate(path.read_text().splitlines(), start=1):
+                if not line.strip():
+                    continue
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError:
+                    raise ValueError(f"{path}:{number} is not valid JSON") from None
+                if entry.get("type") == "player":
+                    ladder.players[entry["name"]] = {**ladder.players.get(entry["name"], {}), **entry}
+                elif entry.get("type") == "result":
+                    ladder.results.append(Result(entry["first"], entry["second"], int(entry["first_wins"]),
+                                                 int(entry["second_wins"])))
+        return ladder
+
+    def _append(self, entries: list[dict[str, Any]]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a") as f:
+            for e in entries:
+                f.write(json.dumps(e) + "\n")
+
+    def add_player(self, name: str, kind: str, **info: Any) -> None:
+        entry = {"type": "player", "name": name, "kind": kind, **info}
+        self.players[name] = {**self.players.get(name, {}), **entry}
+        self._append([entry])
+
+    def add_match(self, name1: str, name2: str, wins_by_colour: dict[str, list[int]], game: str,
+                  **info: Any) -> None:
+        """Record a match from ``MatchResult.wins_by_colour`` (player -> [wins first, wins second])."""
+        w1_first, w1_second = wins_by_colour["player1"]
+        w2_first, w2_second = wins_by_colour["player2"]
+        now = time.time()
+        entries = []
+        # Games where player 1 moved first: player 1 won w1_first, player 2 (second) won w2_second.
+        for first, second, fw, sw in ((name1, name2, w1_first, w2_second), (name2, name1, w2_first, w1_second)):
+            if fw + sw:
+                self.results.append(Result(first, second, fw, sw))
+                entries.append({"type": "result", "first": first, "second": second, "first_wins": fw,
+                                "second_wins": sw, "game": game, "time": now, **info})
+        self._append(entries)
+
+    def default_anchor(self) -> str:
+        names = {r.first for r in self.results} | {r.second for r in self.results}
+        if "random" in names:
+            return "random"
+        references = sorted(n for n in names if self.players.get(n, {}).get("kind") == "reference")
+        if references:
+            return references[0]
+        if not names:
+            raise ValueError(f"{self.path} holds no results")
+        return sorted(names)[0]
+
+    def fit(self, anchor: str | None = None) -> Ratings:
+        if not self.results:
+            raise ValueError(f"{self.path} holds no results yet")
+        return fit(self.results, anchor or self.default_anchor())
+
+
+def trim(directory: str | Path, last_iteration: int) -> None:
+    """Drop entries tagged with an iteration after ``last_iteration`` (work lost before a resume)."""
+    path = Path(directory) / FILENAME
+    if not path.is_file():
+        return
+    kept = [line for line in path.read_text().splitlines()
+            if line.strip() and json.loads(line).get("iteration", 0) <= last_iteration]
+    tmp = path.with_name(FILENAME + ".tmp")
+    tmp.write_text("".join(line + "\n" for line in kept))
+    tmp.replace(path)
+
+
+def nearest(ratings: Ratings, candidates: list[str], around: float, k: int) -> list[str]:
+    """The ``k`` candidates rated closest to ``around`` (a 'play your neighbours' schedule)."""
+    rated = [c for c in candidates if c in ratings.elo]
+    return sorted(rated, key=lambda n: abs(ratings.elo[n] - around))[:k]

@@ -1,0 +1,62 @@
+"""External engines over GTP: a scripted fake engine works, a misbehaving one forfeits, never hangs."""
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conhex_zero.agents.arena import play_match
+from conhex_zero.agents.gtp_player import GTPPlayer
+from conhex_zero.agents.players import make_player
+from conhex_zero.env.vec_env import VecEnv
+
+FAKE = Path(__file__).parent / "fake_gtp.py"
+
+
+def engine(env, mode, timeout=1.0):
+    return GTPPlayer(env, f"{sys.executable} {FAKE} {mode}", name=f"fake-{mode}", timeout=timeout, parallel=2)
+
+
+def test_a_scripted_engine_plays_whole_games():
+    env = VecEnv("hex-5")
+    gtp = engine(env, "good")
+    try:
+        r = play_match(env, gtp, make_player("random", env, 1), 6, seed=0, progress=False, opening_plies=1)
+    finally:
+        gtp.close()
+    assert sum(r.wins) == 6 and r.forfeits == 0
+    for rec in r.records:
+        assert rec.result == "connection" and len(rec.moves) >= 9
+
+
+def test_gtp_via_player_name_and_the_arena_command(capsys, tmp_path):
+    from conhex_zero.cli.main import main
+
+    code = main(["arena", f"gtp:{sys.executable} {FAKE} good", "random", "--game", "hex-4", "--games", "4",
+                 "--json", "--records", str(tmp_path / "r.jsonl")])
+    assert code == 0 and '"forfeits": 0' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("mode, reason", [
+    ("illegal", "illegal move"), ("garbage", "garbage reply"), ("silent", "no reply within 1 s"),
+    ("crash", "the engine exited (code 3)"), ("error", "error reply to 'genmove"), ("resign", "resigned"),
+])
+def test_a_misbehaving_engine_forfeits_with_a_clear_reason(mode, reason):
+    env = VecEnv("hex-4")
+    gtp = engine(env, mode)
+    start = time.monotonic()
+    try:
+        r = play_match(env, gtp, make_player("random", env, 1), 4, seed=0, progress=False, opening_plies=1)
+    finally:
+        gtp.close()
+    assert time.monotonic() - start < 20  # timeouts end games; nothing hangs
+    assert r.wins == [0, 4] and r.forfeits == 4
+    assert all(reason in rec.result and rec.result.startswith("forfeit: fake-") for rec in r.records)
+
+
+def test_an_engine_that_cannot_start():
+    env = VecEnv("hex-4")
+    gtp = GTPPlayer(env, "/nonexistent/engine --flag", name="ghost", timeout=1)
+    r = play_match(env, gtp, make_player("random", env, 1), 2, seed=0, progress=False)
+    assert r.forfeits == 2 and "cannot start" in r.records[0].result
