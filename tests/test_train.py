@@ -177,6 +177,14 @@ def test_tiny_run_checkpoints_resumes_exactly_and_evaluates(tmp_path):
         assert key in last, key
     assert list((run / "tb").iterdir())
     assert a.game == "hex-3" and a.meta["config"]["model"] == "l2h16"
+    # Every evaluation went to the run's Elo ladder; the resumed run's ladder matches (lost work trimmed).
+    assert "eval/elo" in last and "eval/elo_stderr" in last
+    from conhex_zero.ladder.store import Ladder
+
+    ladder, resumed_ladder = Ladder.open(run), Ladder.open(tmp_path / "part")
+    assert {"iter_0001", "iter_0002", "iter_0003", "random", "mcts-rollout:8"} <= set(ladder.players)
+    assert ladder.results == resumed_ladder.results
+    assert main(["ladder", str(run)]) == 0 and (run / "ladder.png").is_file()
 
 
 def test_a_crash_while_saving_keeps_the_last_checkpoint(tmp_path, monkeypatch):
@@ -227,3 +235,10 @@ def test_resume_trims_metrics_of_lost_iterations(tmp_path):
     train(config, tmp_path / "run", resume=True, progress=False, log=lambda *_: None)
     lines = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert [x["iteration"] for x in lines] == [1, 2, 3, 4] and "lost" not in lines[-1]
+
+
+def test_training_without_evaluation_games(tmp_path):
+    config = load_config(TINY, ["iterations=2", "eval.games=0", "eval.previous_games=0"])
+    result = train(config, tmp_path / "run", progress=False, log=lambda *_: None)
+    assert result.iterations == 2 and (tmp_path / "run" / "best.pt").is_file()
+    assert "eval/elo" not in result.last_metrics

@@ -87,9 +87,11 @@ class EvalConfig:
     games: int = 40
     """Games against each reference (even: each side first in half)."""
     previous_games: int = 40
-    """Games against the previous evaluated checkpoint."""
+    """Games against the previous evaluated checkpoint (and against each neighbour)."""
+    neighbours: int = 2
+    """Earlier checkpoints rated nearest to the new one that it also plays (the ladder schedule)."""
     references: tuple[str, ...] = ("random", "mcts-rollout:64")
-    """Fixed reference players; the last one decides which checkpoint is 'best'."""
+    """Fixed reference players (random is the ladder's anchor at 0 Elo when present)."""
     sims: int = 16
     """Simulations of the network player in evaluation games."""
     opening_plies: int = 1
@@ -288,6 +290,7 @@ def validate(c: TrainConfig) -> None:
         (c.optim.grad_clip > 0, "optim.grad_clip: positive"),
         (c.eval.every >= 1, "eval.every: at least 1"),
         (c.eval.games >= 0 and c.eval.previous_games >= 0, "eval.games: 0 or more"),
+        (c.eval.neighbours >= 0, "eval.neighbours: 0 or more"),
         (c.eval.sims >= 1, "eval.sims: at least 1"),
         (c.eval.opening_plies >= 0, "eval.opening_plies: 0 or more"),
     ]

@@ -1,35 +1,30 @@
-"""Evaluation of a training checkpoint: matches against the previous one and fixed references.
+"""Evaluation of training checkpoints through the run's Elo ladder.
 
-Win rates come with a 95% Wilson interval. Games come in colour-exchanged pairs over random
-openings (``eval.opening_plies``), so they are distinct games even between deterministic players.
-The network plays with Gumbel search without root noise (``eval.sims`` simulations); the
-references are fixed players (random, rollout-MCTS), so their strength never moves.
+Each evaluated checkpoint plays the fixed references (random, rollout-MCTS: their strength never
+moves), its predecessor, and the ``eval.neighbours`` earlier checkpoints rated nearest to it (so a
+checkpoint is measured against several opponents, not only the last one). Games come in
+colour-exchanged pairs over random openings (``eval.opening_plies``), so they are distinct games
+even between deterministic players. Every result goes to ``RUN/ladder.jsonl``; ratings are then
+fitted over all recorded games (``conhex-zero ladder RUN`` shows them). The network plays with
+Gumbel search without root noise (``eval.sims`` simulations).
 """
 
 from __future__ import annotations
 
 import copy
-import math
+from pathlib import Path
 
 from conhex_zero.agents.arena import play_match
 from conhex_zero.agents.evaluators import NetworkEvaluator
 from conhex_zero.agents.game_search import GameSearch
 from conhex_zero.agents.players import SearchPlayer, make_player
 from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.ladder.ratings import wilson
+from conhex_zero.ladder.store import Ladder, nearest
+from conhex_zero.nn.checkpoint import load_checkpoint
 from conhex_zero.nn.model import GraphNet
 from conhex_zero.search.mcts import SearchConfig
 from conhex_zero.train.config import EvalConfig
-
-
-def wilson(wins: float, games: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a win rate."""
-    if games == 0:
-        return 0.0, 1.0
-    p = wins / games
-    denom = 1 + z * z / games
-    centre = (p + z * z / (2 * games)) / denom
-    half = z * math.sqrt(p * (1 - p) / games + z * z / (4 * games * games)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def network_player(env: VecEnv, model: GraphNet, sims: int, name: str, seed: int) -> SearchPlayer:
@@ -38,27 +33,54 @@ def network_player(env: VecEnv, model: GraphNet, sims: int, name: str, seed: int
     return SearchPlayer(env, search, name, seed)
 
 
-def evaluate(env: VecEnv, model: GraphNet, previous: GraphNet | None, config: EvalConfig, seed: int,
-             progress: bool = True) -> dict[str, float]:
-    """Metrics ``eval/vs_<opponent>/win_rate`` (+ ``_low``/``_high``) for the current network."""
-    me = network_player(env, model, config.sims, "current", seed)
-    opponents = []
-    if previous is not None and config.previous_games:
-        opponents.append(("previous", network_player(env, previous, config.sims, "previous", seed + 1),
-                          config.previous_games))
+def _win_rate_metrics(key: str, result) -> dict[str, float]:
+    low, high = wilson(result.wins[0], result.games)
+    first, second = result.wins_by_colour["player1"]
+    return {f"{key}/win_rate": result.score, f"{key}/win_rate_low": low, f"{key}/win_rate_high": high,
+            f"{key}/win_rate_first": first / max(1, (result.games + 1) // 2),
+            f"{key}/win_rate_second": second / max(1, result.games // 2)}
+
+
+def evaluate(env: VecEnv, model: GraphNet, previous: tuple[str, GraphNet] | None, config: EvalConfig,
+             run_path: Path, name: str, info: dict, seed: int, progress: bool = True) -> tuple[dict, str | None]:
+    """Play the checkpoint ``name`` against its opponents, record everything in the ladder.
+
+    Returns the metrics and the name of the best-rated checkpoint whose file still exists.
+    """
+    ladder = Ladder.open(run_path)
+    tag = {"iteration": info["iteration"]}
+    for ref in config.references:
+        if ref not in ladder.players:
+            ladder.add_player(ref, "reference", **tag)
+    ladder.add_player(name, "checkpoint", **info)
+    me = network_player(env, model, config.sims, name, seed)
+    metrics: dict[str, float] = {}
+
+    def play(opponent, games: int, key: str | None) -> None:
+        result = play_match(env, me, opponent, games, seed=seed, progress=progress, opening_plies=config.opening_plies)
+        ladder.add_match(name, opponent.name, result.wins_by_colour, env.game.spec, **tag)
+        if key:
+            metrics.update(_win_rate_metrics(key, result))
+
     for ref in config.references:
         if config.games:
-            opponents.append((ref, make_player(ref, env, seed=seed + 2), config.games))
-    metrics: dict[str, float] = {}
-    for name, opponent, games in opponents:
-        result = play_match(env, me, opponent, games, seed=seed, progress=progress,
-                            opening_plies=config.opening_plies)
-        low, high = wilson(result.wins[0], result.games)
-        key = f"eval/vs_{name.replace(':', '_')}"
-        metrics[f"{key}/win_rate"] = result.score
-        metrics[f"{key}/win_rate_low"] = low
-        metrics[f"{key}/win_rate_high"] = high
-        first, second = result.wins_by_colour["player1"]
-        metrics[f"{key}/win_rate_first"] = first / max(1, (games + 1) // 2)
-        metrics[f"{key}/win_rate_second"] = second / max(1, games // 2)
-    return metrics
+            play(make_player(ref, env, seed=seed + 2), config.games, f"eval/vs_{ref.replace(':', '_')}")
+    if previous is not None and config.previous_games:
+        prev_name, prev_model = previous
+        play(network_player(env, prev_model, config.sims, prev_name, seed + 1), config.previous_games, "eval/vs_previous")
+        if config.neighbours and prev_name in {r.first for r in ladder.results}:
+            ratings = ladder.fit()
+            candidates = [n for n, i in ladder.players.items() if i.get("kind") == "checkpoint"
+                          and n not in (name, prev_name) and Path(i.get("path", "")).is_file()]
+            for other in nearest(ratings, candidates, ratings.elo.get(prev_name, 0.0), config.neighbours):
+                model_other = load_checkpoint(ladder.players[other]["path"], env.device).model
+                play(network_player(env, model_other, config.sims, other, seed + 3), config.previous_games, None)
+    if name not in {r.first for r in ladder.results}:  # no evaluation games configured
+        return metrics, name
+    ratings = ladder.fit()
+    metrics.update({"eval/elo": ratings.elo[name], "eval/elo_stderr": ratings.stderr[name],
+                    "eval/first_move_elo": ratings.first_move})
+    on_disk = [n for n, i in ladder.players.items() if i.get("kind") == "checkpoint"
+               and (n == name or Path(i.get("path", "")).is_file()) and n in ratings.elo]
+    best = max(on_disk, key=lambda n: ratings.elo[n]) if on_disk else None
+    return metrics, best

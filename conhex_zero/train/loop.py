@@ -2,9 +2,9 @@
 
 Each iteration plays until ``selfplay.positions_per_iteration`` new positions are in the replay
 buffer, then takes ``positions * optim.sample_reuse / batch_size`` optimiser steps. Every
-``eval.every`` iterations (and at the end) the network is evaluated against the previous
-evaluated network and the fixed references, and a checkpoint plus the full training state are
-written. Resuming restores all of it (model, optimizer, replay buffer, games in progress, random
+``eval.every`` iterations (and at the end) the network is evaluated through the run's Elo ladder
+(fixed references, the previous checkpoint and nearest-rated earlier ones; see ``evaluate.py``),
+and a checkpoint plus the full training state are written; best.pt is the best-rated checkpoint. Resuming restores all of it (model, optimizer, replay buffer, games in progress, random
 generators), so a resumed run continues exactly as if it had not stopped.
 """
 
@@ -22,6 +22,7 @@ from tqdm import tqdm
 from conhex_zero.agents.evaluators import NetworkEvaluator
 from conhex_zero.env.allocator import keep_freed_memory
 from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.ladder.store import trim as trim_ladder
 from conhex_zero.nn.checkpoint import FORMAT, SCHEMA_VERSION
 from conhex_zero.nn.encode import NUM_FEATURES
 from conhex_zero.nn.model import GraphNet, ModelConfig
@@ -64,6 +65,8 @@ def _summary(it: int, total: int, m: dict, minutes: float) -> str:
         if k.startswith("eval/") and k.endswith("/win_rate"):
             name = k[len("eval/vs_"):-len("/win_rate")]
             parts.append(f"vs {name} {v:.2f} [{m[k + '_low']:.2f},{m[k + '_high']:.2f}]")
+    if "eval/elo" in m:
+        parts.append(f"Elo {m['eval/elo']:.0f} ± {m['eval/elo_stderr']:.0f}")
     parts.append(f"{minutes:.1f} min")
     return "  ".join(parts)
 
@@ -86,8 +89,8 @@ def train(config: TrainConfig, run_dir: str | Path, resume: bool = False, progre
     steps_per_iteration = math.ceil(config.selfplay.positions_per_iteration * config.optim.sample_reuse
                                     / config.optim.batch_size)
     learner = Learner(model, env, config.optim, config.iterations * steps_per_iteration, config.seed + 1)
-    previous: GraphNet | None = None
-    start_iteration, elapsed_before, games, best_score = 0, 0.0, 0, -1.0
+    previous: tuple[str, GraphNet] | None = None
+    start_iteration, elapsed_before, games = 0, 0.0, 0
 
     if resume:
         saved = run.load_state()
@@ -99,12 +102,12 @@ def train(config: TrainConfig, run_dir: str | Path, resume: bool = False, progre
         replay.load_state_dict(saved["replay"])
         selfplay.load_state_dict(saved["selfplay"])
         if saved.get("previous") is not None:
-            previous = copy.deepcopy(model)
-            previous.load_state_dict(saved["previous"])
-        start_iteration, elapsed_before = saved["iteration"], saved["elapsed"]
-        games, best_score = saved["games"], saved["best_score"]
+            previous = (saved["previous_name"], copy.deepcopy(model))
+            previous[1].load_state_dict(saved["previous"])
+        start_iteration, elapsed_before, games = saved["iteration"], saved["elapsed"], saved["games"]
         _restore_rng(saved["rng"])
         run.truncate_metrics(start_iteration)
+        trim_ladder(run.path, start_iteration)
         log(f"resumed {run.path} at iteration {start_iteration} ({games} games, {len(replay)} positions)")
     run.write_config(config.dump())
 
@@ -129,27 +132,28 @@ def train(config: TrainConfig, run_dir: str | Path, resume: bool = False, progre
         pause = stop_after is not None and iteration - start_iteration >= stop_after
         last = iteration == config.iterations or out_of_time or pause
         if iteration % config.eval.every == 0 or last:
-            metrics.update(evaluate(env, model, previous, config.eval, seed=config.seed + 1000 * iteration,
-                                    progress=progress))
-            ref_key = f"eval/vs_{config.eval.references[-1].replace(':', '_')}/win_rate" if config.eval.references else None
-            score = metrics.get(ref_key, 0.0) if ref_key else 0.0
-            best = score >= best_score
-            best_score = max(best_score, score)
+            name = f"iter_{iteration:04d}"
             minutes = (elapsed_before + time.perf_counter() - started) / 60
+            info = {"iteration": iteration, "step": learner.step, "minutes": round(minutes, 3),
+                    "games": games, "path": str(run.checkpoint_path(iteration))}
+            eval_metrics, best = evaluate(env, model, previous, config.eval, run.path, name, info,
+                                          seed=config.seed + 1000 * iteration, progress=progress)
+            metrics.update(eval_metrics)
             meta = {"config": config.to_dict(), "model_name": config.model, "iteration": iteration,
                     "step": learner.step, "games": games, "positions": replay.total_added,
                     "minutes": minutes, "eval": {k: v for k, v in metrics.items() if k.startswith("eval/")}}
-            run.save_model(iteration, model, env.game.spec, meta, best, config.keep_checkpoints)
+            best_path = run.checkpoint_path(int(best.split("_")[1])) if best else None
+            run.save_model(iteration, model, env.game.spec, meta, best_path, config.keep_checkpoints)
             metrics["time/minutes"] = minutes
             run.log(metrics, step=iteration)  # before the state: a resume trims lines past the state
             run.save_state({
                 "format": FORMAT, "schema": SCHEMA_VERSION, "config": config.to_dict(),
                 "model": model.state_dict(), "learner": learner.state_dict(), "replay": replay.state_dict(),
                 "selfplay": selfplay.state_dict(), "iteration": iteration, "games": games,
-                "best_score": best_score, "elapsed": elapsed_before + time.perf_counter() - started,
-                "previous": model.state_dict(), "rng": _rng_states(),
+                "elapsed": elapsed_before + time.perf_counter() - started,
+                "previous_name": name, "previous": model.state_dict(), "rng": _rng_states(),
             })
-            previous = copy.deepcopy(model)
+            previous = (name, copy.deepcopy(model))
         else:
             metrics["time/minutes"] = minutes
             run.log(metrics, step=iteration)

@@ -4,7 +4,8 @@
     RUN/metrics.jsonl               one JSON object per iteration (namespaced keys)
     RUN/tb/                         the same metrics for TensorBoard
     RUN/checkpoints/iter_NNNN.pt    model checkpoints of evaluated iterations (rolling history)
-    RUN/latest.pt, RUN/best.pt      the newest and the best evaluated model
+    RUN/latest.pt, RUN/best.pt      the newest and the best-rated evaluated model
+    RUN/ladder.jsonl                every evaluation game's result, for the Elo ladder
     RUN/state/train_state.pt        everything to resume: model, optimizer, replay buffer,
                                     games in progress, random generators, counters
 
@@ -95,15 +96,24 @@ class RunDir:
             self._writer.close()
 
     # ------------------------------------------------------------ checkpoints
-    def save_model(self, iteration: int, model: GraphNet, game: str, meta: dict, best: bool, keep: int) -> Path:
-        path = save_checkpoint(self.checkpoints / f"iter_{iteration:04d}.pt", model, game, meta)
-        for name in ("latest.pt",) + (("best.pt",) if best else ()):
+    def checkpoint_path(self, iteration: int) -> Path:
+        return self.checkpoints / f"iter_{iteration:04d}.pt"
+
+    def save_model(self, iteration: int, model: GraphNet, game: str, meta: dict, best: Path | None,
+                   keep: int) -> Path:
+        """Write the iteration's checkpoint and latest.pt; copy ``best`` (a checkpoint) to best.pt."""
+        path = save_checkpoint(self.checkpoint_path(iteration), model, game, meta)
+        for name, source in (("latest.pt", path), ("best.pt", best)):
+            if source is None or not source.is_file():
+                continue
             tmp = self.path / (name + ".tmp")
-            shutil.copyfile(path, tmp)
+            shutil.copyfile(source, tmp)
             os.replace(tmp, self.path / name)
         history = sorted(self.checkpoints.glob("iter_*.pt"))
+        keep_always = {path, best}
         for old in history[:-keep]:
-            old.unlink()
+            if old not in keep_always:
+                old.unlink()
         return path
 
     def save_state(self, state: dict) -> None:
