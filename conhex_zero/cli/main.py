@@ -6,6 +6,7 @@ expected errors (bad game specs, bad moves, bad options) into one clear line and
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Sequence
 
@@ -59,6 +60,9 @@ def run_command(name: str, fn, args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(f"conhex-zero {name}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into head & co.: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

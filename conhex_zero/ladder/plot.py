@@ -33,7 +33,7 @@ def plot_ladder(ladder: Ladder, ratings: Ratings, path: str | Path, x: str = "mi
                    label=f"{name} ({ratings.elo[name]:+.0f})")
     ax.set_xlabel(X_LABELS.get(x, x))
     ax.set_ylabel(f"Elo (anchor {ratings.anchor} = {ratings.elo[ratings.anchor]:.0f})")
-    ax.set_title(title or f"Ladder of {ladder.path.parent.name}: first-move advantage "
+    ax.set_title(title or f"Ladder of {ladder.path.parent.name} (bars: 95%): first-move advantage "
                  f"{ratings.first_move:+.0f} ± {1.96 * ratings.first_move_stderr:.0f} Elo")
     ax.grid(alpha=0.3)
     ax.legend(loc="best", fontsize=8)
