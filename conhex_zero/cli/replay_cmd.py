@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-import json
 from pathlib import Path
 
 from conhex_zero.cli.common import CliError, print_json, use_color
@@ -33,16 +32,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _load_record(path: str, index: int) -> dict:
-    p = Path(path)
-    if not p.is_file():
+    from conhex_zero.jsonl import read_jsonl
+
+    if not Path(path).is_file():
         raise CliError(f"no record file at {path}")
-    for number, line in enumerate(p.read_text().splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            raise CliError(f"{path}:{number} is not a JSON record") from None
+    try:
+        records = read_jsonl(path)
+    except ValueError as err:
+        raise CliError(str(err)) from None
+    for record in records:
         if record.get("index") == index:
             return record
     raise CliError(f"{path} has no game with index {index}")

@@ -11,12 +11,12 @@ lines with the iteration, and a resumed run drops the lines of iterations it red
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conhex_zero.jsonl import append_jsonl, read_jsonl, rewrite_jsonl
 from conhex_zero.ladder.ratings import Ratings, Result, fit
 
 FILENAME = "ladder.jsonl"
@@ -34,13 +34,7 @@ class Ladder:
         path = Path(directory) / FILENAME
         ladder = cls(path)
         if path.is_file():
-            for number, line in enumerate(path.read_text().splitlines(), start=1):
-                if not line.strip():
-                    continue
-                try:
-                    entry = json.loads(line)
-                except json.JSONDecodeError:
-                    raise ValueError(f"{path}:{number} is not valid JSON") from None
+            for entry in read_jsonl(path):
                 if entry.get("type") == "player":
                     ladder.players[entry["name"]] = {**ladder.players.get(entry["name"], {}), **entry}
                 elif entry.get("type") == "result":
@@ -49,10 +43,7 @@ class Ladder:
         return ladder
 
     def _append(self, entries: list[dict[str, Any]]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a") as f:
-            for e in entries:
-                f.write(json.dumps(e) + "\n")
+        append_jsonl(self.path, entries)
 
     def add_player(self, name: str, kind: str, **info: Any) -> None:
         entry = {"type": "player", "name": name, "kind": kind, **info}
@@ -94,13 +85,8 @@ class Ladder:
 def trim(directory: str | Path, last_iteration: int) -> None:
     """Drop entries tagged with an iteration after ``last_iteration`` (work lost before a resume)."""
     path = Path(directory) / FILENAME
-    if not path.is_file():
-        return
-    kept = [line for line in path.read_text().splitlines()
-            if line.strip() and json.loads(line).get("iteration", 0) <= last_iteration]
-    tmp = path.with_name(FILENAME + ".tmp")
-    tmp.write_text("".join(line + "\n" for line in kept))
-    tmp.replace(path)
+    if path.is_file():
+        rewrite_jsonl(path, [e for e in read_jsonl(path) if e.get("iteration", 0) <= last_iteration])
 
 
 def nearest(ratings: Ratings, candidates: list[str], around: float, k: int) -> list[str]:

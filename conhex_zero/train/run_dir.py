@@ -16,7 +16,6 @@ since the last checkpoint and never leaves a corrupt file. Model checkpoints loa
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -25,6 +24,7 @@ from typing import Any
 
 import torch
 
+from conhex_zero.jsonl import append_jsonl, read_jsonl, rewrite_jsonl
 from conhex_zero.nn.checkpoint import save_checkpoint
 from conhex_zero.nn.model import GraphNet
 
@@ -60,8 +60,7 @@ class RunDir:
     # ---------------------------------------------------------------- metrics
     def log(self, metrics: dict[str, float], step: int) -> None:
         record = {"time": time.time(), **{k: (round(v, 6) if isinstance(v, float) else v) for k, v in metrics.items()}}
-        with open(self.metrics_file, "a") as f:
-            f.write(json.dumps(record) + "\n")
+        append_jsonl(self.metrics_file, [record])
         writer = self._tensorboard()
         if writer is not None:
             for k, v in metrics.items():
@@ -80,16 +79,11 @@ class RunDir:
         return self._writer or None
 
     def read_metrics(self) -> list[dict]:
-        if not self.metrics_file.is_file():
-            return []
-        return [json.loads(line) for line in self.metrics_file.read_text().splitlines() if line.strip()]
+        return read_jsonl(self.metrics_file) if self.metrics_file.is_file() else []
 
     def truncate_metrics(self, last_iteration: int) -> None:
         """Drop metric lines of iterations after ``last_iteration`` (work lost before a resume)."""
-        kept = [r for r in self.read_metrics() if r.get("iteration", 0) <= last_iteration]
-        tmp = self.metrics_file.with_name("metrics.jsonl.tmp")
-        tmp.write_text("".join(json.dumps(r) + "\n" for r in kept))
-        os.replace(tmp, self.metrics_file)
+        rewrite_jsonl(self.metrics_file, [r for r in self.read_metrics() if r.get("iteration", 0) <= last_iteration])
 
     def close(self) -> None:
         if self._writer:
