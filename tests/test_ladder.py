@@ -3,8 +3,6 @@
 import json
 import random
 
-import pytest
-
 from conhex_zero.cli.main import main
 from conhex_zero.ladder.ratings import Result, fit, score_to_elo, wilson
 from conhex_zero.ladder.store import Ladder, nearest, trim

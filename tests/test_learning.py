@@ -7,7 +7,6 @@ player and against rollout-MCTS with 64 simulations.
 """
 
 import pytest
-import torch
 
 from conhex_zero.agents.arena import play_match
 from conhex_zero.agents.evaluators import NetworkEvaluator

@@ -43,7 +43,6 @@ def test_every_player_makes_legal_moves(name, checkpoint):
     path, _ = checkpoint
     env = VecEnv("hex-5:swap")
     player = make_player(name.format(ckpt=path), env, seed=1, simulations=4)
-    gen = torch.Generator().manual_seed(0)
     state = env.initial_state(8)
     for _ in range(6):
         action = player.act(state)

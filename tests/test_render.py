@@ -1,7 +1,5 @@
 """Terminal pictures: pieces at their holes, conquered cells marked, status lines."""
 
-import torch
-
 from conhex_zero.env.notation import play_moves, render_state
 from conhex_zero.env.vec_env import VecEnv
 

@@ -5,7 +5,6 @@ import random
 import pytest
 import torch
 
-from conhex_zero.env.reference import ReferenceGame
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.games.game import parse_game
 from helpers import connects, random_actions

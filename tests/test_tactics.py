@@ -55,7 +55,6 @@ def test_winning_moves_of_the_opponent(spec):
 def brute_force_losing(env, state):
     B, A = state.batch_size, env.num_actions
     legal = env.legal_mask(state)
-    tactics = Tactics(env)
     out = torch.zeros(B, A, dtype=torch.bool)
     for a in range(A):
         after = env.step(state, torch.full((B,), a))

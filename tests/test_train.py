@@ -15,7 +15,7 @@ from conhex_zero.nn.checkpoint import load_checkpoint
 from conhex_zero.train.config import ConfigError, TrainConfig, load_config
 from conhex_zero.train.loop import train
 from conhex_zero.train.replay import ReplayBuffer
-from conhex_zero.train.selfplay import SelfPlay, SelfPlayStats
+from conhex_zero.train.selfplay import SelfPlay
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "configs" / "tiny.yaml"
@@ -110,6 +110,8 @@ def test_selfplay_records_consistent_positions():
     assert set(batch.value.unique().tolist()) <= {-1.0, 1.0}
     m = stats.metrics()
     assert 0 <= m["selfplay/first_player_win_rate"] <= 1 and m["selfplay/mean_length"] >= 4
+    assert sum(stats.calib_count) == stats.recorded and sum(stats.calib_won) <= stats.recorded
+    assert 0 <= m["selfplay/value_calibration_error"] <= 1
 
 
 class Hopeless:

@@ -41,10 +41,6 @@ class GameRecord:
     winner_name: str
     result: str  # "connection" or "forfeit: <reason>"
 
-    @property
-    def length(self) -> int:
-        return len(self.moves)
-
 
 @dataclass
 class MatchResult:

@@ -25,11 +25,6 @@ def select(mask: Tensor, a: Tensor, b: Tensor) -> Tensor:
     return torch.addcmul(a, b - a, mask.to(a.dtype))
 
 
-def any_along(mask: Tensor, dim: int = 1) -> Tensor:
-    """``mask.any(dim)`` through an integer sum (the bool reduction is slower on CPU)."""
-    return mask.view(torch.uint8).sum(dim) > 0 if mask.dtype == torch.bool else mask.sum(dim) > 0
-
-
 def both(a: Tensor, b: Tensor) -> Tensor:
     """Logical and of two bool tensors with broadcasting (``a & b``), as a uint8 multiply."""
     return (a.view(torch.uint8) * b.view(torch.uint8)).view(torch.bool)

@@ -86,7 +86,6 @@ class Tactics:
         that do not lose at once, if any; else all legal actions."""
         env = self.env
         legal = env.legal_mask(state) if legal is None else legal
-        H = env.num_holes
         wins = self.winning_moves(state)  # [B, H]
         can_win = wins.any(1, keepdim=True)  # [B, 1]
         safe = legal & ~self.losing_actions(state, legal)

@@ -25,8 +25,3 @@ def tree_map(fn: Callable[..., Tensor], tree: Any, *rest: Any) -> Any:
         return {k: tree_map(fn, v, *(r[k] for r in rest)) for k, v in tree.items()}
     raise TypeError(f"cannot map over a {type(tree).__name__}")
 
-
-def tree_leaves(tree: Any) -> list[Tensor]:
-    leaves: list[Tensor] = []
-    tree_map(lambda t: leaves.append(t) or t, tree)
-    return leaves

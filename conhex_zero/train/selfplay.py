@@ -201,13 +201,12 @@ class SelfPlay:
         added = positions.batch_size
 
         # Statistics.
-        pred = (self.pending_value[rows] + 1) / 2
-        bins = (pred * CALIBRATION_BINS).long().clamp(0, CALIBRATION_BINS - 1).tolist()
-        won = (outcome > 0).tolist()
-        for b, w, p in zip(bins, won, pred.tolist()):
-            stats.calib_count[b] += 1
-            stats.calib_pred[b] += p
-            stats.calib_won[b] += w
+        pred = (self.pending_value[rows] + 1) / 2  # predicted chance to win, per position
+        bins = (pred * CALIBRATION_BINS).long().clamp(0, CALIBRATION_BINS - 1)
+        for acc, weights in ((stats.calib_count, None), (stats.calib_pred, pred), (stats.calib_won, (outcome > 0).float())):
+            counts = torch.bincount(bins, weights=weights, minlength=CALIBRATION_BINS).tolist()
+            for b in range(CALIBRATION_BINS):
+                acc[b] += counts[b]
         stats.recorded += added
         stats.games += n
         stats.first_player_wins += int((s.winner[done] == 0).sum())
