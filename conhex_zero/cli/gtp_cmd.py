@@ -1,0 +1,82 @@
+"""``conhex-zero gtp PLAYER [--game GAME] [--sims N]``: a Go Text Protocol engine on stdin/stdout."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from conhex_zero.cli.common import CliError, resolve_device
+from conhex_zero.cli.play_cmd import PLAYER_HELP, single_threaded
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "gtp", help="run the AI as a GTP engine (for HexGui, twogtp, other programs)",
+        description="Speak the Go Text Protocol on stdin and stdout, as Hex engines do (MoHex's command "
+        "set): boardsize N (Hex N x N) or boardsize conhex, clear_board, play b|w MOVE, genmove b|w, "
+        "undo, showboard, final_score, all_legal_moves, time_settings, time_left, and the analysis "
+        "command conhex-analyze N (one line per move: MOVE visits V winrate W prior P pv M1 M2 ...). "
+        "Black (b) is the first player, connecting top and bottom. See conhex_zero/play/gtp_engine.py.",
+        epilog="examples:\n  conhex-zero gtp checkpoints/hex5-l4h64.pt --game hex-5 --sims 200\n"
+               "  conhex-zero arena mcts-rollout:200 \"gtp:conhex-zero gtp random --game hex-5\" --game hex-5\n"
+               "HexGui: Program > New Program, command line: conhex-zero gtp CKPT --game hex-11 --swap-name swap-pieces",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("player", metavar="PLAYER", help=PLAYER_HELP)
+    p.add_argument("--game", default="conhex",
+                   help="game spec (default: conhex); boardsize N switches to Hex N x N keeping its options")
+    p.add_argument("--sims", type=int, default=None, help="simulations per move of a checkpoint player "
+                   "without :sims=N (default: 64)")
+    p.add_argument("--temperature", type=float, default=0.0,
+                   help="sample moves from visit counts ** (1/T) (default: 0, the best move)")
+    p.add_argument("--resign", type=float, default=None, metavar="V",
+                   help="answer genmove with resign when the AI's value is below -V (e.g. 0.95, "
+                   "a 2.5%% chance to win); default: never resign")
+    p.add_argument("--swap-name", choices=("swap", "swap-pieces"), default="swap",
+                   help="how genmove names the swap (HexGui understands swap-pieces; default: swap)")
+    p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
+    p.add_argument("--threads", type=int, default=1, help="CPU threads for torch (default: 1, fastest "
+                   "for one game at a time)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
+    p.set_defaults(run=run)
+
+
+def _lines(stream):
+    """Input lines as text, whatever the bytes (undecodable bytes become U+FFFD)."""
+    raw = getattr(stream, "buffer", None)
+    while True:
+        line = raw.readline() if raw is not None else stream.readline()
+        if not line:
+            return
+        yield line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
+
+
+def run(args: argparse.Namespace) -> int:
+    from conhex_zero.agents.players import PlayerSpecError
+    from conhex_zero.nn.checkpoint import CheckpointError
+    from conhex_zero.play.gtp_engine import GTPEngine
+    from conhex_zero.play.session import PlayError
+
+    if args.sims is not None and args.sims < 1:
+        raise CliError("--sims must be at least 1")
+    if args.resign is not None and not 0 <= args.resign <= 1:
+        raise CliError("--resign takes a value between 0 and 1")
+    with single_threaded(args.threads):
+        try:
+            engine = GTPEngine(args.player, args.game, simulations=args.sims, seed=args.seed,
+                               temperature=args.temperature, resign_threshold=args.resign,
+                               swap_name=args.swap_name, device=str(resolve_device(args.device)))
+        except (PlayerSpecError, CheckpointError, PlayError) as err:
+            raise CliError(str(err)) from None
+        try:
+            for line in _lines(sys.stdin):
+                response = engine.handle(line)
+                if response:
+                    sys.stdout.write(response)
+                    sys.stdout.flush()
+                if engine.quit:
+                    break
+        except KeyboardInterrupt:
+            pass
+        finally:
+            engine.close()
+    return 0

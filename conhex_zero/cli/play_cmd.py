@@ -1,0 +1,249 @@
+"""``conhex-zero play PLAYER [--game GAME] [--as first|second] [--sims N] [--temperature T]``: a game
+against the AI in the terminal. Moves are typed by name; the board is drawn after every move and the
+AI's evaluation and candidate moves after each of its moves. Input is read line by line from stdin,
+so a game can be scripted (``printf 'c3\\nb4\\n' | conhex-zero play random --game hex-3``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import difflib
+import sys
+from typing import Iterator, TextIO
+
+from conhex_zero.cli.common import CliError, resolve_device, use_color
+
+PLAYER_HELP = ("the AI: random, mcts-rollout:K (random-rollout MCTS, K simulations), policy:CKPT (a "
+               "checkpoint's raw policy), CKPT or CKPT:sims=N (checkpoint + search), or gtp:\"COMMAND\"")
+
+COMMANDS = ("help", "moves", "legal", "undo", "hint", "board", "resign", "quit", "exit")
+HELP = """\
+Type a move by its name (such as {example}), or a command:
+  swap          take over the first move (when the swap rule allows it)
+  undo          take back your last move and the AI's reply
+  hint          the AI's suggestion for you, with its candidate moves
+  moves, legal  list the legal moves
+  board         draw the board again
+  resign        give up this game
+  quit, exit    leave (also end of input or Ctrl-C)
+  help          this text"""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "play", help="play a game against the AI in the terminal",
+        description="Play against the AI in the terminal: type moves by name (F6, c3, swap) or undo, "
+        "hint, moves, resign, quit, help. After each AI move its evaluation (value for its side, in "
+        "[-1, 1], and as a chance to win) and top candidate moves are shown. Lower the strength with "
+        "fewer simulations, a temperature, or an older checkpoint.",
+        epilog="examples:\n  conhex-zero play checkpoints/hex5-l4h64.pt --game hex-5\n"
+               "  conhex-zero play mcts-rollout:400\n"
+               "  conhex-zero play checkpoints/hex5-l4h64.pt --game hex-5 --as second --sims 16 --temperature 1",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("player", metavar="PLAYER", help=PLAYER_HELP)
+    p.add_argument("--game", default="conhex", help="game spec (default: conhex)")
+    p.add_argument("--as", dest="side", choices=("first", "second"), default="first",
+                   help="your side: first (X, top-bottom; default) or second (O, left-right)")
+    p.add_argument("--sims", type=int, default=None,
+                   help="simulations per AI move for a checkpoint without :sims=N (default: 64)")
+    p.add_argument("--temperature", type=float, default=0.0,
+                   help="sample the AI's moves from visit counts ** (1/T): weaker and more varied "
+                   "(default: 0, always the best move)")
+    p.add_argument("--top", type=int, default=5, help="candidate moves shown (default: 5)")
+    p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
+    p.add_argument("--no-color", action="store_true", help="no ANSI colours, even in a terminal")
+    p.add_argument("--threads", type=int, default=1, help="CPU threads for torch (default: 1)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
+    p.set_defaults(run=run)
+
+
+@contextlib.contextmanager
+def single_threaded(threads: int) -> Iterator[None]:
+    """torch limited to ``threads`` CPU threads for the block: one game's small tensors run fastest
+    on one thread, and two engines playing each other do not fight over cores."""
+    import torch
+
+    if threads < 1:
+        raise CliError("--threads must be at least 1")
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def format_analysis(analysis, who: str, top: int) -> list[str]:
+    """Lines describing an ``Analysis`` (none for players without one)."""
+    if analysis.value is None:
+        return []
+    how = f"after {analysis.simulations} simulations" if analysis.source == "search" else "network, no search"
+    lines = [f"  evaluation for {who}: {analysis.value:+.2f} ({analysis.win_percent:.0f}% to win; {how})"]
+    if analysis.candidates:
+        lines.append("    move    visits   win%   prior  line")
+        for c in analysis.candidates[:top]:
+            win = "    -" if c.win_percent is None else f"{c.win_percent:5.1f}"
+            lines.append(f"    {c.move:<6} {c.visits:>7}  {win}  {c.prior:6.3f}  {' '.join(c.pv)}")
+    return lines
+
+
+class TerminalGame:
+    """The conversation: a session, the person's side, input and output streams."""
+
+    def __init__(self, session, human: int, inp: TextIO, out: TextIO, color: bool = False, top: int = 5):
+        from conhex_zero.games.render import PLAYER_NAMES
+
+        self.s, self.human, self.inp, self.out = session, human, inp, out
+        self.color, self.top = color, top
+        self.ai = f"{session.player_name} ({PLAYER_NAMES[1 - human]})"
+        self.example = session.game.board.hole_names[len(session.game.board.hole_names) // 2]
+
+    def say(self, *lines: str) -> None:
+        for line in lines:
+            self.out.write(line + "\n")
+        self.out.flush()
+
+    def show(self) -> None:
+        self.say("", self.s.board_text(color=self.color))
+
+    def ask(self) -> str | None:
+        from conhex_zero.games.render import PLAYER_NAMES
+
+        self.out.write(f"{PLAYER_NAMES[self.human]} to move> ")
+        self.out.flush()
+        line = self.inp.readline()
+        if not line:
+            return None
+        if not (hasattr(self.inp, "isatty") and self.inp.isatty()):
+            self.out.write(line.rstrip("\r\n") + "\n")  # scripted input: show what was read
+        return line.strip()
+
+    def run(self) -> int:
+        from conhex_zero.play.session import side_name
+
+        s = self.s
+        self.say(f"{s.game.spec} ({s.game.rules_summary}): you are {side_name(self.human)}; "
+                 f"the AI, {s.player_name}, is {side_name(1 - self.human)}.",
+                 f"Type a move such as {self.example}, or help.")
+        self.show()
+        while True:
+            if s.is_over:
+                return self.finish()
+            if s.to_move != self.human:
+                self.ai_turn()
+                continue
+            line = self.ask()
+            if line is None:
+                self.say("", "End of input: game left unfinished. Goodbye.")
+                return 0
+            if not line:
+                continue
+            done = self.command(line)
+            if done is not None:
+                return done
+
+    def ai_turn(self) -> None:
+        move = self.s.ai_move(top=self.top)
+        self.say("", f"{self.ai} plays {move.move}.")
+        self.say(*format_analysis(move.analysis, self.ai, self.top))
+        self.show()
+
+    def finish(self) -> int:
+        winner = self.s.winner
+        self.say("", "You win!" if winner == self.human else f"{self.ai} wins.",
+                 f"Moves: {' '.join(self.s.moves)}")
+        return 0
+
+    def command(self, line: str) -> int | None:
+        """Handle one line; an exit code when the session ends."""
+        from conhex_zero.env.notation import IllegalMoveError
+        from conhex_zero.games.game import MoveError
+        from conhex_zero.play.session import PlayError
+
+        s = self.s
+        words = line.split()
+        word = words[0].lower()
+        if word in ("help", "?"):
+            self.say(HELP.format(example=self.example))
+        elif word in ("moves", "legal"):
+            self.say(f"legal moves ({len(s.legal_moves())}): {' '.join(s.legal_moves())}")
+        elif word == "board":
+            self.show()
+        elif word in ("quit", "exit", "q"):
+            self.say("Game left unfinished. Goodbye.")
+            return 0
+        elif word == "resign":
+            self.say(f"You resign: {self.ai} wins.")
+            return 0
+        elif word == "hint":
+            try:
+                hint = s.hint(top=self.top)
+            except PlayError as err:
+                self.say(f"no hint: {err}")
+                return None
+            self.say(f"hint: {hint.move}")
+            self.say(*format_analysis(hint.analysis, "you", self.top))
+        elif word == "undo":
+            self.undo()
+        elif len(words) > 1:
+            self.say(f"one move at a time, please (got {line!r}); type help for the commands")
+        else:
+            try:
+                s.play(word)
+            except IllegalMoveError as err:
+                self.say(f"illegal move: {err.reason}")
+                return None
+            except MoveError as err:
+                close = difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.6)
+                hint = f" Did you mean {close[0]!r}?" if close else ""
+                self.say(f"{err}.{hint} Type 'moves' for the legal moves, 'help' for the commands.")
+                return None
+            self.show()
+        return None
+
+    def undo(self) -> None:
+        """Take back the person's last move and every AI move after it."""
+        s = self.s
+        k = 0
+        while k < s.undoable and s.mover_of(s.ply - 1 - k) != self.human:
+            k += 1
+        if k == s.undoable:
+            self.say("nothing to undo: you have not moved yet")
+            return
+        k += 1
+        while k < s.undoable and s.mover_of(s.ply - 1 - k) == self.human and s.mover_of(s.ply - k) == self.human:
+            k += 1  # both pieces of a two-piece turn (extra-stone)
+        taken = s.undo(k)
+        self.say(f"taken back: {' '.join(taken)}")
+        self.show()
+
+
+def run(args: argparse.Namespace) -> int:
+    from conhex_zero.agents.players import PlayerSpecError
+    from conhex_zero.nn.checkpoint import CheckpointError
+    from conhex_zero.play.session import PlayError, PlaySession
+
+    if args.sims is not None and args.sims < 1:
+        raise CliError("--sims must be at least 1")
+    if args.temperature < 0:
+        raise CliError("--temperature must be 0 or positive")
+    if args.top < 0:
+        raise CliError("--top must be 0 or more")
+    with single_threaded(args.threads):
+        try:
+            session = PlaySession(args.game, args.player, seed=args.seed, simulations=args.sims,
+                                  temperature=args.temperature, device=resolve_device(args.device))
+        except (PlayerSpecError, CheckpointError, PlayError) as err:
+            raise CliError(str(err)) from None
+        game = TerminalGame(session, 0 if args.side == "first" else 1, sys.stdin, sys.stdout,
+                            color=use_color(sys.stdout) and not args.no_color, top=args.top)
+        try:
+            return game.run()
+        except KeyboardInterrupt:
+            game.say("", "Interrupted: game left unfinished. Goodbye.")
+            return 130
+        except PlayError as err:  # the AI could not move (an external engine failed)
+            raise CliError(str(err)) from None
+        finally:
+            session.close()

@@ -1,0 +1,111 @@
+"""``conhex-zero play``: scripted terminal games, commands, messages, polite endings, errors."""
+
+import io
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conhex_zero.cli.main import main
+from conhex_zero.env.notation import play_moves
+from conhex_zero.env.vec_env import VecEnv
+
+HOLES_3 = ["b2", "a1", "a2", "a3", "b1", "c1", "c2", "b3", "c3"]
+
+
+def play(monkeypatch, capsys, script, *argv):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(script))
+    code = main(["play", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_scripted_game_against_random_to_the_end(monkeypatch, capsys):
+    # b2 twice (refused the second time), then every hole in turn: occupied ones are refused, the
+    # rest are played, until the game ends (here with X's win; other seeds let random win).
+    script = "b2\n" + "\n".join(HOLES_3 * 2) + "\n"
+    code, out, err = play(monkeypatch, capsys, script, "random", "--game", "hex-3", "--seed", "2")
+    assert code == 0 and err == "" and "Traceback" not in out
+    assert out.startswith("hex-3 (swap off): you are X (first player, top-bottom); the AI, random, is O")
+    moves = re.search(r"^Moves: (.*)$", out, re.M).group(1).split()
+    state = play_moves(VecEnv("hex-3"), moves)  # the game shown is a real, finished game
+    winner = int(state.winner[0])
+    assert winner == 0 and moves == ["b2", "a1", "a2", "c3", "a3", "b3", "b1"]
+    assert "You win!" in out and "random (O) wins." not in out
+    assert f"{'XO'[winner]} wins ({['top-bottom', 'left-right'][winner]} connected) after {len(moves)} plies" in out
+    assert out.count("random (O) plays") == len(moves) // 2
+    assert "illegal move: b2: the hole is already taken" in out
+    assert "illegal move: a1: the hole is already taken" in out
+    assert out.count("X to move> ") == len(moves) - len(moves) // 2 + out.count("illegal move")
+
+
+def test_commands_and_messages(monkeypatch, capsys):
+    script = "help\nmoves\nhlep\nd4\nb2 c2\nswap\nundo\nb2\nb2\nhint\nundo\nboard\nquit\nc3\n"
+    code, out, err = play(monkeypatch, capsys, script, "mcts-rollout:16", "--game", "hex-3")
+    assert code == 0 and err == ""
+    assert "swap          take over the first move" in out  # help
+    assert "legal moves (9): a1 b1 c1 a2 b2 c2 a3 b3 c3" in out
+    assert "'hlep' is not a move in hex-3 (holes are named like a1 .. c3, or 'swap'). Did you mean 'help'?" in out
+    assert "'d4' is not a move in hex-3 (holes are named like a1 .. c3, or 'swap'); nearby holes: c3." in out
+    assert "one move at a time, please (got 'b2 c2')" in out
+    assert "illegal move: swap: the swap rule is off in this game" in out
+    assert "nothing to undo: you have not moved yet" in out
+    assert "illegal move: b2: the hole is already taken" in out
+    reply = re.search(r"mcts-rollout:16 \(O\) plays (\w+)\.", out).group(1)
+    assert re.search(r"evaluation for mcts-rollout:16 \(O\): [+-]\d\.\d\d \(\d+% to win; after 16 simulations\)", out)
+    assert re.search(r"hint: \w\d\n  evaluation for you: [+-]\d\.\d\d", out)
+    assert f"taken back: b2 {reply}" in out
+    assert out.rstrip().endswith("Game left unfinished. Goodbye.")
+    assert out.count("X to move> ") == 13  # quit stops reading: 'c3' is never read
+
+
+def test_playing_second_the_ai_opens_and_resign_ends(monkeypatch, capsys):
+    code, out, _ = play(monkeypatch, capsys, "resign\n", "mcts-rollout:8", "--game", "hex-4", "--as", "second")
+    assert code == 0
+    assert "you are O (second player, left-right); the AI, mcts-rollout:8, is X (first player" in out
+    assert out.index("mcts-rollout:8 (X) plays") < out.index("O to move> ")
+    assert "You resign: mcts-rollout:8 (X) wins." in out
+
+
+def test_conhex_default_game_with_swap(monkeypatch, capsys):
+    code, out, _ = play(monkeypatch, capsys, "undo\nF6\n", "random", "--as", "second")
+    assert code == 0 and "conhex (swap on)" in out and "Type a move such as" in out
+    ai_first = re.search(r"random \(X\) plays (\w+)\.", out).group(1)
+    assert "nothing to undo" in out
+    assert out.rstrip().endswith("End of input: game left unfinished. Goodbye.")
+    assert ai_first in out
+
+
+def test_end_of_input_and_interrupt_are_polite(monkeypatch, capsys):
+    code, out, err = play(monkeypatch, capsys, "", "random", "--game", "hex-3")
+    assert code == 0 and "End of input" in out and err == ""
+
+    class Interrupting(io.StringIO):
+        def readline(self, *a):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(sys, "stdin", Interrupting())
+    code = main(["play", "random", "--game", "hex-3"])
+    out, err = capsys.readouterr()
+    assert code == 130 and "Interrupted: game left unfinished. Goodbye." in out and "Traceback" not in out + err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["nonsense"], "unknown player 'nonsense'"),
+    (["random", "--sims", "0"], "--sims must be at least 1"),
+    (["random", "--temperature", "-1"], "--temperature must be 0 or positive"),
+    (["random", "--game", "hexx-5"], "unknown game 'hexx-5'"),
+    (["mcts-rollout:x"], "write mcts-rollout:K"),
+])
+def test_errors_are_one_line(monkeypatch, capsys, argv, message):
+    code, out, err = play(monkeypatch, capsys, "", *argv)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_as_a_process_with_real_stdin():
+    proc = subprocess.run([sys.executable, "-m", "conhex_zero.cli.main", "play", "random", "--game", "hex-2"],
+                          input="a1\nb1\na2\nb2\n", capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert "X to move> a1" in proc.stdout  # scripted input is echoed after the prompt
+    assert re.search(r"(You win!|random \(O\) wins\.)\nMoves: ", proc.stdout)
