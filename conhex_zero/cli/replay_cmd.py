@@ -1,14 +1,42 @@
-"""``conhex-zero replay GAME MOVES... [--json]``: play a move list and show the final position."""
+"""``conhex-zero replay GAME MOVES... [--json]``: play a move list and show the final position.
+
+With ``--record FILE [--index I]`` the game comes from a record file (arena JSON lines, Little
+Golem ConHex or Hex SGF, HexGui/PlayHex SGF); ``--analyse PLAYER`` reviews it move by move and
+``--to-sgf OUT`` writes it as SGF.
+"""
 
 from __future__ import annotations
 
 import argparse
-
+import sys
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, print_json, use_color
+from conhex_zero.cli.common import CliError, print_json, resolve_device, use_color
 from conhex_zero.env.notation import play_moves, render_state, split_moves, summarize
 from conhex_zero.env.vec_env import VecEnv
+
+EPILOG = """\
+examples:
+  conhex-zero replay conhex F6 swap E6 G7
+  conhex-zero replay --record runs/arena/a-vs-b.jsonl --index 3
+  conhex-zero replay --record game2203451.sgf --analyse mcts-rollout:200
+  conhex-zero replay --record games.hsgf --index 2 --analyse checkpoints/hex5-l4h64.pt --sims 64 --json
+  conhex-zero replay --record runs/arena/a-vs-b.jsonl --index 3 --to-sgf game3.sgf
+
+record files: arena records (JSON lines, --index is the record's index) or SGF, several games per
+file allowed (--index counts from 0): Little Golem ConHex (FF[CONHEX]; rows counted from the bottom,
+converted to ours), Little Golem Hex (two-letter points), Hex SGF (GM[11]: HexGui, MoHex, PlayHex).
+A game that ends by connection must be won by its recorded winner; a resigned or unfinished game
+ends on a running position.
+
+--analyse PLAYER searches every position of the game in one batch and prints, for each move, X's
+win chance (X moves first) before and after it, the move the AI preferred, and the mover's loss
+(win percent given away); then the biggest mistakes. With --json it prints
+  {"game", "player", "simulations", "seed", "start_value", "winner", "record",
+   "moves": [{"ply", "move", "notation", "player", "value_before", "value_after", "best_move",
+              "loss"}], "mistakes": [the same objects, biggest loss first]}
+(values in percent for X, player 0 = X; "move" is our hole name, "notation" the record's own).
+"""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -17,61 +45,100 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Play MOVES from the start of GAME and show the final position. Moves are hole "
         "names (F6, c3; any case) or 'swap', separated by spaces or commas. An illegal or malformed "
         "move is reported with its number and the reason (exit code 2). With --record, replay game "
-        "INDEX of an arena record file and check that it ends as recorded.",
-        epilog="examples:\n  conhex-zero replay conhex F6 swap E6 G7\n"
-               "  conhex-zero replay --record runs/arena/a-vs-b.jsonl --index 3",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        "INDEX of a record file and check that it ends as recorded.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("game", nargs="?", help="game spec, e.g. conhex or hex-11:swap")
     p.add_argument("moves", nargs="*", help="moves, e.g. F6 swap E5")
-    p.add_argument("--record", metavar="FILE", help="an arena record file (JSON lines)")
-    p.add_argument("--index", type=int, default=0, help="which game of the record file (default: 0)")
+    p.add_argument("--record", metavar="FILE",
+                   help="a record file: arena JSON lines or SGF (Little Golem ConHex/Hex, HexGui, PlayHex)")
+    p.add_argument("--index", type=int, default=0,
+                   help="which game of the record file: an arena record's index, else counting from 0 "
+                        "(default: 0)")
     p.add_argument("--json", action="store_true",
-                   help='print {"winner", "to_move", "cell_owners", ...} as JSON instead')
+                   help='print {"winner", "to_move", "cell_owners", ...} as JSON instead '
+                        "(with --analyse: the review, see below)")
     p.add_argument("--ids", action="store_true", help="show the ids of unconquered cells")
+    p.add_argument("--analyse", "--analyze", metavar="PLAYER", dest="analyse",
+                   help="review the game with PLAYER: a checkpoint (CKPT or CKPT:sims=N), mcts-rollout:K "
+                        "or policy:CKPT")
+    p.add_argument("--sims", type=int, default=None, help="simulations of a checkpoint's search (default: 64)")
+    p.add_argument("--seed", type=int, default=0, help="the analysing player's seed (default: 0)")
+    p.add_argument("--mistakes", type=int, default=3, metavar="K", help="how many mistakes to list (default: 3)")
+    p.add_argument("--device", default="cpu", help="device for --analyse: cpu or cuda (default: cpu)")
+    p.add_argument("--to-sgf", metavar="OUT",
+                   help="also write the game as SGF (Little Golem style for ConHex, GM[11] for Hex)")
     p.set_defaults(run=run)
 
 
-def _load_record(path: str, index: int) -> dict:
-    from conhex_zero.jsonl import read_jsonl
+def _arena_note(record) -> str:
+    """The arena record's line, exactly as before records of other formats were read."""
+    raw = record.properties
+    head = f"game {raw.get('index', record.index)}: {raw['first']} (X) vs {raw['second']} (O)"
+    if raw["result"] == "connection":
+        return f"{head}: {raw['winner_name']} won, as recorded"
+    return f"{head}: {raw['result']}"
 
-    if not Path(path).is_file():
-        raise CliError(f"no record file at {path}")
-    try:
-        records = read_jsonl(path)
-    except ValueError as err:
-        raise CliError(str(err)) from None
-    for record in records:
-        if record.get("index") == index:
-            return record
-    raise CliError(f"{path} has no game with index {index}")
+
+def _record_json(record) -> dict:
+    raw = record.properties if record.format == "arena" else {}
+    out = {"index": record.index, "first": record.players[0], "second": record.players[1],
+           "winner_name": raw.get("winner_name", record.winner_name),
+           "result": raw.get("result", record.ending), "format": record.format, "ending": record.ending,
+           "winner": record.winner}
+    if record.format != "arena":
+        out["notation"] = list(record.notation)
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
+    from conhex_zero.records import RecordError, check_record, read_records, select_record
+
     record = None
     if args.record:
         if args.game or args.moves:
             raise CliError("give either GAME MOVES... or --record FILE, not both")
-        record = _load_record(args.record, args.index)
-        args.game, args.moves = record["game"], record["moves"]
+        if not Path(args.record).is_file():
+            raise CliError(f"no record file at {args.record}")
+        try:
+            record = select_record(read_records(args.record, check=False), args.index, args.record)
+            check_record(record)
+        except RecordError as err:
+            raise CliError(str(err)) from None
+        args.game, args.moves = record.game, record.moves
     elif not args.game:
         raise CliError("give a game spec and moves (e.g. conhex F6 swap E6), or --record FILE")
     env = VecEnv(args.game)
     moves = split_moves(args.moves)
     state = play_moves(env, moves)
+    names = [env.game.action_name(env.game.parse_move(m)) for m in moves]
     note = None
     if record is not None:
-        winner = summarize(env, state)["winner"]
-        if record["result"] == "connection":
-            if winner != record["winner"]:
-                raise CliError(f"the record says {record['winner_name']} won, but the moves end with winner {winner}")
-            note = f"game {record['index']}: {record['first']} (X) vs {record['second']} (O): {record['winner_name']} won, as recorded"
+        if record.format == "arena":
+            note = _arena_note(record)
         else:
-            note = f"game {record['index']}: {record['first']} (X) vs {record['second']} (O): {record['result']}"
+            note = (f"game {record.index} ({record.format}): {record.player_label(0)} vs "
+                    f"{record.player_label(1)}: {record.result_text()}")
+    sgf_path = _write_sgf(args, env, names, record) if args.to_sgf else None
+
+    if args.analyse:
+        review = _review(args, names, record)
+        if args.json:
+            out = review.to_json()
+            if record is not None:
+                out["record"] = _record_json(record)
+            if sgf_path:
+                out["sgf"] = sgf_path
+            print_json(out)
+            return 0
+    else:
+        review = None
     if args.json:
         out = summarize(env, state)
-        out["moves"] = [env.game.action_name(env.game.parse_move(m)) for m in moves]
+        out["moves"] = names
         if record is not None:
-            out["record"] = {k: record[k] for k in ("index", "first", "second", "winner_name", "result")}
+            out["record"] = _record_json(record)
+        if sgf_path:
+            out["sgf"] = sgf_path
         print_json(out)
         return 0
     last = env.game.parse_move(moves[-1]) if moves else None
@@ -79,4 +146,48 @@ def run(args: argparse.Namespace) -> int:
                        last=last if last is not None and last < env.num_holes else None))
     if note:
         print(note)
+    if sgf_path:
+        print(f"SGF written to {sgf_path}")
+    if review is not None:
+        from conhex_zero.records.review import format_review
+
+        print()
+        print(format_review(review))
     return 0
+
+
+def _write_sgf(args: argparse.Namespace, env: VecEnv, names: list[str], record) -> str:
+    from conhex_zero.records import RecordError, record_from_moves, write_sgf
+
+    try:
+        if record is None:
+            record = record_from_moves(env.game, names)
+        text = write_sgf(record)
+    except RecordError as err:
+        raise CliError(str(err)) from None
+    path = Path(args.to_sgf)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    except OSError as err:
+        raise CliError(f"cannot write {path}: {err}") from None
+    return str(path)
+
+
+def _review(args: argparse.Namespace, names: list[str], record):
+    from conhex_zero.agents.players import PlayerSpecError
+    from conhex_zero.nn.checkpoint import CheckpointError
+    from conhex_zero.records.review import review_game
+
+    if args.sims is not None and args.sims < 1:
+        raise CliError("--sims must be at least 1")
+    device = resolve_device(args.device)
+    env = VecEnv(args.game, device)
+    try:
+        return review_game(env.game, names, args.analyse, simulations=args.sims, seed=args.seed,
+                           progress=sys.stderr.isatty(), notation=record.notation if record else None,
+                           mistakes=args.mistakes, env=env)
+    except (PlayerSpecError, CheckpointError) as err:
+        raise CliError(str(err)) from None
+    except ValueError as err:
+        raise CliError(str(err)) from None
