@@ -1,6 +1,7 @@
 """``conhex-zero train`` (and ``python train.py``): train an agent by self-play.
 
     train.py --config FILE [--run-dir DIR] [--resume DIR] [--device cpu|cuda] [key=value ...]
+    torchrun --standalone --nproc-per-node K train.py --config FILE ...   (K processes, data-parallel)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ examples:
   conhex-zero train --config configs/tiny.yaml
   conhex-zero train --config configs/hex5.yaml optim.lr=1e-3 selfplay.games=128
   conhex-zero train --resume runs/hex5-20261122-120000 iterations=200
+  torchrun --standalone --nproc-per-node 4 train.py --config configs/conhex.yaml --device cuda
 """
 
 
@@ -44,6 +46,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import yaml
 
+    from conhex_zero.train import distributed
     from conhex_zero.train.config import ConfigError, load_config
     from conhex_zero.train.loop import train
     from conhex_zero.train.run_dir import RunDir
@@ -73,14 +76,24 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as err:
         raise CliError(str(err)) from None
     resolve_device(config.device)
-    print(f"run directory: {path}\nresolved config:\n" + "\n".join("  " + line for line in config.dump().splitlines()))
+    if args.stop_after is not None and args.stop_after < 1:
+        raise CliError("--stop-after must be at least 1")
+    # Under torchrun: join the job now, and every rank takes rank 0's run directory (a default name
+    # carries each process's own start time).
+    ctx = distributed.setup(config.device, config.dist.timeout_s, config.dist.wait_timeout_s)
+    path = Path(ctx.broadcast_object(str(path), what="agreeing on the run directory"))
+    if ctx.is_main:
+        where = f" on {ctx.world_size} processes ({ctx.backend}, {ctx.device.type})" if ctx.enabled else ""
+        print(f"run directory: {path}{where}\nresolved config:\n"
+              + "\n".join("  " + line for line in config.dump().splitlines()))
     try:
-        if args.stop_after is not None and args.stop_after < 1:
-            raise CliError("--stop-after must be at least 1")
         result = train(config, path, resume=bool(args.resume), progress=not args.quiet, stop_after=args.stop_after)
     except KeyboardInterrupt:
-        print(f"\ninterrupted: the last checkpoint is kept; continue with: conhex-zero train --resume {path}",
-              file=sys.stderr)
+        if ctx.is_main:
+            print(f"\ninterrupted: the last checkpoint is kept; continue with: conhex-zero train --resume {path}",
+                  file=sys.stderr)
         return 130
-    print(f"done: {result.iterations} iterations; checkpoints in {result.run_dir} (latest.pt, best.pt)")
+    distributed.teardown()
+    if ctx.is_main:
+        print(f"done: {result.iterations} iterations; checkpoints in {result.run_dir} (latest.pt, best.pt)")
     return 0

@@ -99,6 +99,16 @@ class EvalConfig:
 
 
 @dataclass(frozen=True)
+class DistConfig:
+    timeout_s: float = 300.0
+    """torchrun jobs: seconds to join the job and for a collective inside a training step (the
+    gradient all-reduce) before the job fails; a rank that dies fails the others at once."""
+    wait_timeout_s: float = 3600.0
+    """torchrun jobs: seconds a rank waits for the others at a phase boundary (the slowest rank's
+    self-play, rank 0's evaluation and checkpoint) before the job fails."""
+
+
+@dataclass(frozen=True)
 class TrainConfig:
     game: str = "hex-4"
     """Game spec (conhex, hex-5, hex-11:swap ...)."""
@@ -119,6 +129,8 @@ class TrainConfig:
     replay: ReplayConfig = field(default_factory=ReplayConfig)
     optim: OptimConfig = field(default_factory=OptimConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    dist: DistConfig = field(default_factory=DistConfig)
+    """Multi-process training (torchrun); ignored by a single process."""
 
     def to_dict(self) -> dict[str, Any]:
         return _to_plain(self)
@@ -293,6 +305,7 @@ def validate(c: TrainConfig) -> None:
         (c.eval.neighbours >= 0, "eval.neighbours: 0 or more"),
         (c.eval.sims >= 1, "eval.sims: at least 1"),
         (c.eval.opening_plies >= 0, "eval.opening_plies: 0 or more"),
+        (c.dist.timeout_s > 0 and c.dist.wait_timeout_s > 0, "dist.*timeout_s: positive"),
     ]
     for ok, message in checks:
         if not ok:

@@ -2,7 +2,8 @@
 
 Loss per position = cross-entropy(search policy, network policy over legal actions)
                   + value_weight * (z - v)^2 + ownership_weight * mean_c (o_c - own_c)^2,
-all from the point of view of the player to move.
+all from the point of view of the player to move. Under torchrun each rank samples its own
+replay shard and DistributedDataParallel averages the gradients, so the ranks' steps are equal.
 """
 
 from __future__ import annotations
@@ -20,12 +21,17 @@ from conhex_zero.nn.encode import Encoder
 from conhex_zero.nn.model import GraphNet
 from conhex_zero.search.tree import NEG
 from conhex_zero.train.config import OptimConfig
+from conhex_zero.train.distributed import Context, wrap
 from conhex_zero.train.replay import Batch, ReplayBuffer
 
 
 class Learner:
-    def __init__(self, model: GraphNet, env: VecEnv, config: OptimConfig, planned_steps: int, seed: int):
+    def __init__(self, model: GraphNet, env: VecEnv, config: OptimConfig, planned_steps: int, seed: int,
+                 distributed: Context | None = None):
         self.model, self.env, self.cfg = model, env, config
+        # Under torchrun the model trains through DistributedDataParallel (gradients averaged over
+        # the ranks at every step); in one process ``net`` is the model itself.
+        self.net = wrap(model, distributed) if distributed is not None else model
         self.device = env.device
         self.encoder = Encoder(env)
         self.symmetries: SymmetryTables = env.symmetries
@@ -34,7 +40,7 @@ class Learner:
         self.step = 0
         self.generator = torch.Generator().manual_seed(seed)
         self.autocast = config.autocast and self.device.type == "cuda"
-        self.forward = torch.compile(model) if (config.compile and self.device.type == "cuda") else model
+        self.forward = torch.compile(self.net) if (config.compile and self.device.type == "cuda") else self.net
 
     def learning_rate(self) -> float:
         c = self.cfg
@@ -61,7 +67,7 @@ class Learner:
 
     def train(self, replay: ReplayBuffer, steps: int, symmetries: bool, progress=None) -> dict[str, float]:
         """``steps`` optimiser steps on batches from the replay buffer; mean metrics."""
-        self.model.train()
+        self.net.train()
         sums: dict[str, float] = {}
         grad_norm = 0.0
         start = time.perf_counter()
@@ -80,7 +86,7 @@ class Learner:
                 sums[k] = sums.get(k, 0.0) + float(v.detach())
             if progress is not None:
                 progress.update(1)
-        self.model.eval()
+        self.net.eval()
         seconds = time.perf_counter() - start
         n = max(steps, 1)
         metrics = {f"train/{k}_loss" if k != "entropy" else "train/policy_entropy": v / n for k, v in sums.items()}

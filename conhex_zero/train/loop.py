@@ -6,6 +6,11 @@ buffer, then takes ``positions * optim.sample_reuse / batch_size`` optimiser ste
 (fixed references, the previous checkpoint and nearest-rated earlier ones; see ``evaluate.py``),
 and a checkpoint plus the full training state are written; best.pt is the best-rated checkpoint. Resuming restores all of it (model, optimizer, replay buffer, games in progress, random
 generators), so a resumed run continues exactly as if it had not stopped.
+
+Under ``torchrun`` every process runs this same loop (``distributed.py``): each rank plays its own
+games into its own replay shard, the learner averages gradients over the ranks, counts are summed
+over the ranks at the end of self-play, and rank 0 alone evaluates and writes logs, checkpoints
+and the shared training state while the others wait; each rank saves its shard beside it.
 """
 
 from __future__ import annotations
@@ -26,7 +31,9 @@ from conhex_zero.ladder.store import trim as trim_ladder
 from conhex_zero.nn.checkpoint import FORMAT, SCHEMA_VERSION
 from conhex_zero.nn.encode import NUM_FEATURES
 from conhex_zero.nn.model import GraphNet, ModelConfig
+from conhex_zero.train import distributed
 from conhex_zero.train.config import TrainConfig
+from conhex_zero.train.distributed import Context
 from conhex_zero.train.evaluate import evaluate
 from conhex_zero.train.learner import Learner
 from conhex_zero.train.replay import ReplayBuffer
@@ -71,24 +78,87 @@ def _summary(it: int, total: int, m: dict, minutes: float) -> str:
     return "  ".join(parts)
 
 
+def _silent(*_args, **_kwargs) -> None:
+    pass
+
+
+def _merge_train_metrics(parts: list[dict]) -> dict:
+    """The ranks' training metrics: throughput summed, the rest averaged (equal values kept as is)."""
+    out = {}
+    for k in parts[0]:
+        values = [p[k] for p in parts]
+        if k == "train/samples_per_s":
+            out[k] = sum(values)
+        else:
+            out[k] = values[0] if all(v == values[0] for v in values) else sum(values) / len(values)
+    return out
+
+
+def _local_state(run: RunDir, saved: dict, ctx: Context, log) -> dict | None:
+    """This rank's part of a saved training state (replay shard, games in progress, generators),
+    or None for a rank that the saved run did not have.
+
+    Policy when the number of processes changed: rank r restores shard r when the saved run had
+    one (one process keeps its shard inside train_state.pt); ranks beyond the saved run start
+    fresh games with an empty replay shard; shards of ranks beyond the new world size are dropped.
+    """
+    saved_world = int(saved.get("world_size", 1))
+    if saved_world != ctx.world_size:
+        lo, hi = sorted((saved_world, ctx.world_size))
+        ranks = f"rank {lo}" if hi - lo == 1 else f"ranks {lo}-{hi - 1}"
+        note = f"resuming a run saved by {saved_world} process{'es' * (saved_world > 1)} with {ctx.world_size}: "
+        if ctx.world_size > saved_world:
+            note += (f"{ranks} start{'s' * (hi - lo == 1)} fresh games with an empty replay shard (training "
+                     f"waits until every shard holds replay.min_size positions)")
+        else:
+            note += f"the replay shard{'s' * (hi - lo > 1)} of {ranks} {'is' if hi - lo == 1 else 'are'} dropped"
+        log(note)
+    if ctx.rank >= saved_world:
+        return None
+    if saved_world == 1:
+        return saved
+    shard = run.load_shard(saved["iteration"], ctx.rank)
+    if shard is None:
+        raise ValueError(f"{run.shard_path(saved['iteration'], ctx.rank)} is missing: the run's state was written "
+                         f"by {saved_world} processes and every rank's shard is needed to resume it")
+    return shard
+
+
 def train(config: TrainConfig, run_dir: str | Path, resume: bool = False, progress: bool = True,
           log=print, stop_after: int | None = None) -> TrainResult:
     """Run (or resume) training in ``run_dir``; ``stop_after`` ends this session after that many
-    iterations with a checkpoint (the run can be resumed as if it had never stopped)."""
+    iterations with a checkpoint (the run can be resumed as if it had never stopped).
+
+    Under torchrun every process calls this (and joins the job if the caller has not yet)."""
     keep_freed_memory()
     if config.threads:
         torch.set_num_threads(config.threads)
+    created = distributed.launched() and not distributed.initialized()
+    ctx = distributed.setup(config.device, config.dist.timeout_s, config.dist.wait_timeout_s)
+    result = _train(ctx, config, run_dir, resume, progress, log, stop_after)
+    if created:  # on an exception the process ends and torchrun stops the job
+        distributed.teardown()
+    return result
+
+
+def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool, progress: bool, log,
+           stop_after: int | None) -> TrainResult:
+    main = ctx.is_main
+    if not main:  # rank 0 alone reports
+        progress, log = False, _silent
     run = RunDir(run_dir)
     run.create()
-    device = torch.device(config.device)
-    torch.manual_seed(config.seed)
+    device = ctx.device
+    torch.manual_seed(config.seed)  # the same initial weights on every rank
     env = VecEnv(config.game, device)
     model = GraphNet(ModelConfig.from_name(config.model), NUM_FEATURES).to(device).eval()
     replay = ReplayBuffer(env, config.replay.capacity)
-    selfplay = SelfPlay(env, config.selfplay, NetworkEvaluator(model, env), config.seed)
+    evaluator = NetworkEvaluator(model, env)
+    seed = distributed.rank_seed(config.seed, ctx.rank)  # config.seed itself on rank 0
+    selfplay = SelfPlay(env, config.selfplay, evaluator, seed)
     steps_per_iteration = math.ceil(config.selfplay.positions_per_iteration * config.optim.sample_reuse
                                     / config.optim.batch_size)
-    learner = Learner(model, env, config.optim, config.iterations * steps_per_iteration, config.seed + 1)
+    learner = Learner(model, env, config.optim, config.iterations * steps_per_iteration, seed + 1, ctx)
     previous: tuple[str, GraphNet] | None = None
     start_iteration, elapsed_before, games = 0, 0.0, 0
 
@@ -99,17 +169,29 @@ def train(config: TrainConfig, run_dir: str | Path, resume: bool = False, progre
         model.load_state_dict(saved["model"])
         learner.load_state_dict(saved["learner"])
         learner.planned_steps = max(learner.planned_steps, config.iterations * steps_per_iteration)
-        replay.load_state_dict(saved["replay"])
-        selfplay.load_state_dict(saved["selfplay"])
-        if saved.get("previous") is not None:
+        start_iteration, elapsed_before, games = saved["iteration"], saved["elapsed"], saved["games"]
+        local = _local_state(run, saved, ctx, log)
+        if local is not None:
+            replay.load_state_dict(local["replay"])
+            selfplay.load_state_dict(local["selfplay"])
+            if "learner_generator" in local:
+                learner.generator.set_state(local["learner_generator"])
+        else:  # a rank new to this run: fresh games (never the ones an earlier rank r played)
+            fresh = distributed.rank_seed(config.seed, ctx.rank, start_iteration)
+            selfplay = SelfPlay(env, config.selfplay, evaluator, fresh)
+            learner.generator.manual_seed(fresh + 1)
+        if main and saved.get("previous") is not None:
             previous = (saved["previous_name"], copy.deepcopy(model))
             previous[1].load_state_dict(saved["previous"])
-        start_iteration, elapsed_before, games = saved["iteration"], saved["elapsed"], saved["games"]
-        _restore_rng(saved["rng"])
-        run.truncate_metrics(start_iteration)
-        trim_ladder(run.path, start_iteration)
-        log(f"resumed {run.path} at iteration {start_iteration} ({games} games, {len(replay)} positions)")
-    run.write_config(config.dump())
+        if local is not None:
+            _restore_rng(local["rng"])
+        if main:
+            run.truncate_metrics(start_iteration)
+            trim_ladder(run.path, start_iteration)
+        positions = sum(ctx.all_gather_object(len(replay)))
+        log(f"resumed {run.path} at iteration {start_iteration} ({games} games, {positions} positions)")
+    if main:
+        run.write_config(config.dump())
 
     started = time.perf_counter()
     metrics: dict = {}
@@ -119,42 +201,75 @@ def train(config: TrainConfig, run_dir: str | Path, resume: bool = False, progre
         with tqdm(total=target, desc=f"iter {iteration} self-play", unit="pos", disable=not progress,
                   leave=False) as bar:
             sp = selfplay.run(replay, target, bar)
+        ready, size, added = len(replay) >= config.replay.min_size, len(replay), replay.total_added
+        if ctx.enabled:  # every rank has played: counts summed, phase time the slowest rank's
+            parts = ctx.all_gather_object((sp, ready, size, added), f"iteration {iteration}: the end of self-play")
+            sp = distributed.merge_stats([p[0] for p in parts])
+            ready = all(p[1] for p in parts)  # the ranks must take the same number of steps
+            size, added = sum(p[2] for p in parts), sum(p[3] for p in parts)
         games += sp.games
-        steps = steps_per_iteration if len(replay) >= config.replay.min_size else 0
+        steps = steps_per_iteration if ready else 0
         with tqdm(total=steps, desc=f"iter {iteration} training", unit="step", disable=not progress,
                   leave=False) as bar:
             tm = learner.train(replay, steps, config.replay.symmetries, bar)
-        metrics = {"iteration": iteration, **sp.metrics(), **(tm if steps else {}),
-                   "selfplay/total_games": games, "replay/size": len(replay),
-                   "replay/total_added": replay.total_added}
         minutes = (elapsed_before + time.perf_counter() - started) / 60
         out_of_time = config.max_minutes > 0 and minutes >= config.max_minutes
+        if ctx.enabled:  # rank 0's clock decides for all
+            parts = ctx.all_gather_object((tm, out_of_time), f"iteration {iteration}: the end of training")
+            tm, out_of_time = _merge_train_metrics([p[0] for p in parts]), parts[0][1]
+        metrics = {"iteration": iteration, **sp.metrics(), **(tm if steps else {}),
+                   "selfplay/total_games": games, "replay/size": size, "replay/total_added": added}
+        if ctx.enabled:
+            metrics["dist/world_size"] = ctx.world_size
         pause = stop_after is not None and iteration - start_iteration >= stop_after
         last = iteration == config.iterations or out_of_time or pause
         if iteration % config.eval.every == 0 or last:
             name = f"iter_{iteration:04d}"
-            minutes = (elapsed_before + time.perf_counter() - started) / 60
-            info = {"iteration": iteration, "step": learner.step, "minutes": round(minutes, 3),
-                    "games": games, "path": str(run.checkpoint_path(iteration))}
-            eval_metrics, best = evaluate(env, model, previous, config.eval, run.path, name, info,
-                                          seed=config.seed + 1000 * iteration, progress=progress)
-            metrics.update(eval_metrics)
-            meta = {"config": config.to_dict(), "model_name": config.model, "iteration": iteration,
-                    "step": learner.step, "games": games, "positions": replay.total_added,
-                    "minutes": minutes, "eval": {k: v for k, v in metrics.items() if k.startswith("eval/")}}
-            best_path = run.checkpoint_path(int(best.split("_")[1])) if best else None
-            run.save_model(iteration, model, env.game.spec, meta, best_path, config.keep_checkpoints)
-            metrics["time/minutes"] = minutes
-            run.log(metrics, step=iteration)  # before the state: a resume trims lines past the state
-            run.save_state({
-                "format": FORMAT, "schema": SCHEMA_VERSION, "config": config.to_dict(),
-                "model": model.state_dict(), "learner": learner.state_dict(), "replay": replay.state_dict(),
-                "selfplay": selfplay.state_dict(), "iteration": iteration, "games": games,
-                "elapsed": elapsed_before + time.perf_counter() - started,
-                "previous_name": name, "previous": model.state_dict(), "rng": _rng_states(),
-            })
-            previous = (name, copy.deepcopy(model))
-        else:
+            if ctx.enabled:  # DDP keeps the ranks in step; check it, cheaply, at every checkpoint
+                digest = distributed.weights_digest(model)
+                digests = ctx.all_gather_object(digest, f"iteration {iteration}: the weights check")
+                if len(set(digests)) != 1:
+                    raise RuntimeError(f"iteration {iteration}: the ranks' weights differ ({digests})")
+            if main:
+                minutes = (elapsed_before + time.perf_counter() - started) / 60
+                info = {"iteration": iteration, "step": learner.step, "minutes": round(minutes, 3),
+                        "games": games, "path": str(run.checkpoint_path(iteration))}
+                eval_metrics, best = evaluate(env, model, previous, config.eval, run.path, name, info,
+                                              seed=config.seed + 1000 * iteration, progress=progress)
+                metrics.update(eval_metrics)
+                meta = {"config": config.to_dict(), "model_name": config.model, "iteration": iteration,
+                        "step": learner.step, "games": games, "positions": added,
+                        "minutes": minutes, "eval": {k: v for k, v in metrics.items() if k.startswith("eval/")}}
+                if ctx.enabled:
+                    meta["world_size"] = ctx.world_size
+                best_path = run.checkpoint_path(int(best.split("_")[1])) if best else None
+                run.save_model(iteration, model, env.game.spec, meta, best_path, config.keep_checkpoints)
+                metrics["time/minutes"] = minutes
+                run.log(metrics, step=iteration)  # before the state: a resume trims lines past the state
+            if ctx.enabled:  # each rank's shard first; train_state.pt, written last, commits them
+                run.save_shard(iteration, ctx.rank, {
+                    "format": FORMAT, "schema": SCHEMA_VERSION, "iteration": iteration, "rank": ctx.rank,
+                    "world_size": ctx.world_size, "replay": replay.state_dict(), "selfplay": selfplay.state_dict(),
+                    "learner_generator": learner.generator.get_state(), "rng": _rng_states(),
+                    "weights_digest": digest,
+                })
+                ctx.barrier(f"iteration {iteration}: waiting for evaluation and checkpoint")  # every shard is on disk
+            if main:
+                state = {"format": FORMAT, "schema": SCHEMA_VERSION, "config": config.to_dict(),
+                         "model": model.state_dict(), "learner": learner.state_dict()}
+                if not ctx.enabled:  # one process: its shard lives in the state itself
+                    state.update({"replay": replay.state_dict(), "selfplay": selfplay.state_dict()})
+                state.update({"iteration": iteration, "games": games,
+                              "elapsed": elapsed_before + time.perf_counter() - started,
+                              "previous_name": name, "previous": model.state_dict()})
+                if ctx.enabled:
+                    state["world_size"] = ctx.world_size
+                else:
+                    state["rng"] = _rng_states()
+                run.save_state(state)
+                run.remove_shards(iteration if ctx.enabled else None)
+                previous = (name, copy.deepcopy(model))
+        elif main:
             metrics["time/minutes"] = minutes
             run.log(metrics, step=iteration)
         log(_summary(iteration, config.iterations, metrics, minutes))
@@ -164,5 +279,7 @@ def train(config: TrainConfig, run_dir: str | Path, resume: bool = False, progre
         if pause and iteration < config.iterations:
             log(f"pausing after {stop_after} iteration{'s' * (stop_after > 1)}; continue with --resume {run.path}")
             break
-    run.close()
+    ctx.barrier("the end of the run")  # no rank leaves before rank 0's last training state is on disk
+    if main:
+        run.close()
     return TrainResult(run.path, iteration, metrics)

@@ -8,6 +8,9 @@
     RUN/ladder.jsonl                every evaluation game's result, for the Elo ladder
     RUN/state/train_state.pt        everything to resume: model, optimizer, replay buffer,
                                     games in progress, random generators, counters
+    RUN/state/shard-NNNN-rankR.pt   torchrun jobs only: rank R's replay shard, games in progress
+                                    and generators at iteration NNNN (train_state.pt then holds
+                                    the shared part; it is written last and names the iteration)
 
 Every file is written to ``NAME.tmp`` and renamed, so a killed process loses at most the work
 since the last checkpoint and never leaves a corrupt file. Model checkpoints load with
@@ -115,3 +118,22 @@ class RunDir:
 
     def load_state(self) -> dict:
         return torch.load(self.state_file, map_location="cpu", weights_only=True)
+
+    # ------------------------------------------------- per-rank state (torchrun)
+    def shard_path(self, iteration: int, rank: int) -> Path:
+        return self.path / "state" / f"shard-{iteration:04d}-rank{rank}.pt"
+
+    def save_shard(self, iteration: int, rank: int, shard: dict) -> None:
+        atomic_torch_save(shard, self.shard_path(iteration, rank))
+
+    def load_shard(self, iteration: int, rank: int) -> dict | None:
+        path = self.shard_path(iteration, rank)
+        return torch.load(path, map_location="cpu", weights_only=True) if path.is_file() else None
+
+    def remove_shards(self, keep_iteration: int | None = None) -> None:
+        """Delete rank shards of other iterations than ``keep_iteration`` (all when None): called
+        once train_state.pt names the iteration whose shards it needs."""
+        keep = f"shard-{keep_iteration:04d}-" if keep_iteration is not None else None
+        for old in (self.path / "state").glob("shard-*-rank*.pt"):
+            if keep is None or not old.name.startswith(keep):
+                old.unlink(missing_ok=True)
