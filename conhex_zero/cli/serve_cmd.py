@@ -1,0 +1,97 @@
+"""``conhex-zero serve PLAYER [--game GAME] [--as first|second] [--port P] [--host H] [--open]``: play
+against the AI in a web browser. One page on localhost draws the real board, takes moves by click
+and shows the AI's evaluation and top moves (``conhex_zero/play/server.py``, ``play/static/``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import sys
+import threading
+
+from conhex_zero.cli.common import CliError, resolve_device
+from conhex_zero.cli.play_cmd import PLAYER_HELP, single_threaded
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    from conhex_zero.play.server import DEFAULT_PORT
+
+    p = sub.add_parser(
+        "serve", help="play against the AI in a web browser (a page on localhost)",
+        description="Serve one page on localhost that draws the board (ConHex's holes and cells, or "
+        "Hex), takes your moves by click, offers the swap when it is legal, and shows the AI's "
+        "evaluation and top candidate moves, with undo, hint and new game. Plain HTML and JavaScript "
+        "served by this command; nothing is fetched from the internet.",
+        epilog="examples:\n  conhex-zero serve mcts-rollout:400 --open\n"
+               "  conhex-zero serve checkpoints/hex5-l4h64.pt --game hex-5 --sims 200\n"
+               "  conhex-zero serve random --game hex-7 --as second --port 0",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("player", metavar="PLAYER", help=PLAYER_HELP)
+    p.add_argument("--game", default="conhex", help="game spec (default: conhex; the page can start others)")
+    p.add_argument("--as", dest="side", choices=("first", "second"), default="first",
+                   help="your side: first (X, top-bottom; default) or second (O, left-right)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"TCP port (default: {DEFAULT_PORT}; 0 picks a free one)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default: 127.0.0.1, this machine only)")
+    p.add_argument("--open", action="store_true", help="open the page in the default web browser")
+    p.add_argument("--sims", type=int, default=None,
+                   help="simulations per AI move for a checkpoint without :sims=N (default: 64)")
+    p.add_argument("--temperature", type=float, default=0.0,
+                   help="sample the AI's moves from visit counts ** (1/T) (default: 0, the best move)")
+    p.add_argument("--top", type=int, default=5, help="candidate moves shown (default: 5)")
+    p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
+    p.add_argument("--threads", type=int, default=1, help="CPU threads for torch (default: 1)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
+    p.add_argument("--verbose", action="store_true", help="log every HTTP request on stderr")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from conhex_zero.agents.players import PlayerSpecError
+    from conhex_zero.nn.checkpoint import CheckpointError
+    from conhex_zero.play.server import GameServer, PlayServer, is_local
+    from conhex_zero.play.session import PlayError
+
+    if args.sims is not None and args.sims < 1:
+        raise CliError("--sims must be at least 1")
+    if args.temperature < 0:
+        raise CliError("--temperature must be 0 or positive")
+    if not 0 <= args.top <= 50:
+        raise CliError("--top must be between 0 and 50")
+    if not 0 <= args.port <= 65535:
+        raise CliError("--port must be between 0 and 65535")
+    with single_threaded(args.threads):
+        try:
+            game = GameServer(args.player, args.game, 0 if args.side == "first" else 1,
+                              simulations=args.sims, temperature=args.temperature, seed=args.seed,
+                              device=str(resolve_device(args.device)), top=args.top)
+        except (PlayerSpecError, CheckpointError, PlayError) as err:
+            raise CliError(str(err)) from None
+        try:
+            try:
+                server = PlayServer(game, args.host, args.port, verbose=args.verbose)
+            except OSError as err:
+                if err.errno == errno.EADDRINUSE:
+                    raise CliError(f"port {args.port} on {args.host} is already in use: choose another with "
+                                   f"--port P (or --port 0 for a free one)") from None
+                raise CliError(f"cannot listen on {args.host}:{args.port}: {err.strerror or err}") from None
+            if not is_local(args.host):
+                print(f"conhex-zero serve: warning: listening on {args.host}, so other machines can reach "
+                      "this page and play moves; there is no password", file=sys.stderr)
+            print(f"conhex-zero serve: {game.session.game.spec} against {game.session.player_name} at "
+                  f"{server.url}  (Ctrl-C to stop)", flush=True)
+            if args.open:
+                import webbrowser
+
+                threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
+            try:
+                server.serve_forever()
+            except KeyboardInterrupt:
+                print("\nconhex-zero serve: stopped.", flush=True)
+            finally:
+                server.server_close()
+        finally:
+            game.close()
+    return 0

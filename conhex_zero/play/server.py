@@ -1,0 +1,431 @@
+"""The browser front end: a small HTTP server (standard library only) with one page and a JSON API
+around a ``PlaySession``. ``conhex-zero serve PLAYER`` runs it; the page (``static/``: plain HTML,
+CSS and JavaScript, no build step, no external resources) draws the real board from the geometry
+the API sends and drives the game through these endpoints:
+
+* ``GET /api/state``: the position (``PlaySession.to_json()``) plus ``human`` / ``ai`` (0 = first
+  player X, 1 = second player O), ``movers`` (who made each move), ``winning_cells`` (the cells of
+  the winner's connecting chain), ``analysis`` (the AI's last thinking, while its move is still on
+  the board), ``suggested_games`` and ``geometry``: hole xy and radius, cell outline polygons and
+  holes, frame segments with their side and its owner, player names, goals and colours, and the
+  view box, all in ``BoardGraph.hole_xy`` units (``viz.board_picture`` derives the outlines).
+* ``POST /api/new {game?, as?: "first"|"second"}``: a new game (another game spec makes a new
+  session with the same AI; the old one is kept when that fails).
+* ``POST /api/play {move}``: the person's move (a hole name or ``swap``), only on their turn.
+* ``POST /api/ai``: the AI moves, only on its turn; answers ``move`` and ``analysis`` too.
+* ``POST /api/undo``: takes back the person's last move and every AI move after it.
+* ``GET /api/analyse[?top=N]``: the AI's view of the position for the side to move (a hint),
+  nothing played: ``hint`` (the move it would choose) and ``analysis``.
+
+Every POST and state answer carries the new ``state``. A request the game cannot take answers HTTP
+400 with ``{"error": message}``; an unexpected failure answers 500 the same way (the traceback goes
+to the server's stderr, never to the page). POST bodies must be JSON (``Content-Type:
+application/json``), which also keeps other web sites from posting moves through a browser. One lock
+serialises every use of the session: the search is not thread-safe, and the AI may think for seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import traceback
+from collections import deque
+from functools import lru_cache
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+
+from conhex_zero.env.notation import IllegalMoveError
+from conhex_zero.games.board import PLAYER_SIDES, SIDE_NAMES
+from conhex_zero.games.game import Game, parse_game
+from conhex_zero.games.render import PLAYER_GOALS, PLAYER_NAMES
+from conhex_zero.play.session import PlayError, PlaySession
+
+DEFAULT_PORT = 8765
+MAX_BODY = 64 * 1024
+MAX_TOP = 50
+SUGGESTED_GAMES = ("conhex", "hex-5", "hex-7", "hex-9", "hex-11", "hex-11:swap", "hex-13", "hex-4:swap", "hex-3")
+STATIC_FILES = {  # URL path -> (file in static/, content type)
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/index.html": ("index.html", "text/html; charset=utf-8"),
+    "/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/style.css": ("style.css", "text/css; charset=utf-8"),
+    "/favicon.svg": ("favicon.svg", "image/svg+xml"),
+}
+
+
+class RequestError(ValueError):
+    """A bad request (unknown path, bad JSON, missing field): HTTP 400 (or ``status``)."""
+
+    def __init__(self, message: str, status: int = HTTPStatus.BAD_REQUEST):
+        super().__init__(message)
+        self.status = int(status)
+
+
+# ------------------------------------------------------------------------------------ geometry
+@lru_cache(maxsize=16)
+def board_geometry(game: Game) -> dict[str, Any]:
+    """Everything the page needs to draw ``game``'s board, as plain JSON types (cached per game)."""
+    from conhex_zero.viz.board_picture import (PLAYER_COLOURS, PLAYER_LIGHT, SIDE_OWNER, _is_hex_like,
+                                               cell_outlines, frame_segments)
+
+    board = game.board
+    xy = np.asarray(board.hole_xy, dtype=float)  # [H, 2]
+    outlines = cell_outlines(board)  # C x [K, 2]
+    frame = frame_segments(board, outlines)  # [(segment [2, 2], side id)]
+    spacing = 1.0  # smallest distance between two holes
+    if board.num_holes > 1:
+        d = np.linalg.norm(xy[:, None] - xy[None], axis=-1) + np.eye(board.num_holes) * 1e9  # [H, H]
+        spacing = float(d.min())
+    radius = (0.43 if _is_hex_like(board) else 0.4) * spacing
+    frame_width = 0.14 * spacing
+    pts = np.concatenate(outlines + [xy - radius, xy + radius])
+    pad = 0.12 * spacing + frame_width
+    (x0, y0), (x1, y1) = pts.min(axis=0) - pad, pts.max(axis=0) + pad
+
+    def r(v: float) -> float:
+        return round(float(v), 4) + 0.0
+
+    return {
+        "hole_xy": [[r(x), r(y)] for x, y in xy],
+        "hole_radius": r(radius),
+        "spacing": r(spacing),
+        "cells": [{"points": [[r(x), r(y)] for x, y in poly], "holes": list(holes), "need": need}
+                  for poly, holes, need in zip(outlines, board.cell_holes, board.cell_need)],
+        "frame": [{"points": [[r(x), r(y)] for x, y in seg], "side": side,
+                   "side_name": SIDE_NAMES[side] if side >= 0 else None,
+                   "player": SIDE_OWNER[side] if side >= 0 else None} for seg, side in frame],
+        "frame_width": r(frame_width),
+        "view_box": [r(x0), r(y0), r(x1 - x0), r(y1 - y0)],
+        "hex_like": _is_hex_like(board),
+        "players": [{"name": PLAYER_NAMES[p], "goal": PLAYER_GOALS[p],
+                     "sides": [SIDE_NAMES[s] for s in PLAYER_SIDES[p]],
+                     "colour": PLAYER_COLOURS[p], "light": PLAYER_LIGHT[p]} for p in (0, 1)],
+    }
+
+
+def winning_cells(game: Game, cell_owners: list[int | None], winner: int | None) -> list[int]:
+    """The winner's cells that belong to a chain touching both of the winner's sides (empty while
+    the game runs)."""
+    if winner is None:
+        return []
+    board = game.board
+    a, b = PLAYER_SIDES[winner]
+    seen: set[int] = set()
+    out: list[int] = []
+    for start in range(board.num_cells):
+        if start in seen or cell_owners[start] != winner:
+            continue
+        component, queue = [], deque([start])
+        seen.add(start)
+        while queue:
+            c = queue.popleft()
+            component.append(c)
+            for n in board.neighbours[c]:
+                if n not in seen and cell_owners[n] == winner:
+                    seen.add(n)
+                    queue.append(n)
+        sides = {s for c in component for s in board.cell_sides[c]}
+        if a in sides and b in sides:
+            out.extend(component)
+    return sorted(out)
+
+
+# ------------------------------------------------------------------------------------- the game
+class GameServer:
+    """A session, the person's side and the AI's last analysis, behind one lock. The methods
+    answer plain JSON dicts and raise ``ValueError`` (HTTP 400) for requests the game cannot take."""
+
+    def __init__(self, player: str = "random", game: str = "conhex", human: int = 0, *,
+                 simulations: int | None = None, temperature: float = 0.0, seed: int = 0,
+                 device: str = "cpu", top: int = 5):
+        self.player_spec, self.simulations, self.temperature = player, simulations, temperature
+        self.seed, self.device, self.top = seed, device, top
+        self.lock = threading.Lock()
+        self.session = self._make_session(game)
+        self.human = human
+        self._analysis: tuple[tuple[int, ...], dict[str, Any]] | None = None
+
+    def _make_session(self, game: str) -> PlaySession:
+        return PlaySession(game, self.player_spec, seed=self.seed, simulations=self.simulations,
+                           temperature=self.temperature, device=self.device)
+
+    def close(self) -> None:
+        with self.lock:
+            self.session.close()
+
+    @property
+    def ai(self) -> int:
+        return 1 - self.human
+
+    # ------------------------------------------------------------- answers
+    def state(self) -> dict[str, Any]:
+        """The position with the page's extras (call with the lock held)."""
+        s = self.session
+        out = s.to_json()
+        out["spec"] = s.game.spec
+        out["human"], out["ai"] = self.human, self.ai
+        out["movers"] = [s.mover_of(i) for i in range(s.ply)]
+        out["can_undo"] = human_undo_count(s, self.human) > 0
+        out["winning_cells"] = winning_cells(s.game, out["cell_owners"], s.winner)
+        out["analysis"] = None
+        if self._analysis is not None:
+            key, analysis = self._analysis
+            if tuple(s.actions[:len(key)]) == key:
+                out["analysis"] = analysis
+            else:
+                self._analysis = None
+        out["suggested_games"] = list(SUGGESTED_GAMES)
+        out["geometry"] = board_geometry(s.game)
+        return out
+
+    def get_state(self) -> dict[str, Any]:
+        with self.lock:
+            return self.state()
+
+    def new_game(self, body: dict[str, Any]) -> dict[str, Any]:
+        game = _optional_str(body, "game")
+        side = body.get("as")
+        if side is not None and side not in ("first", "second"):
+            raise RequestError(f"'as' must be \"first\" or \"second\", not {side!r}")
+        with self.lock:
+            spec = (game or "").strip()
+            try:
+                other = bool(spec) and parse_game(spec).spec != self.session.game.spec
+                new = self._make_session(spec) if other else None  # fails before anything changes
+            except ValueError as err:
+                raise PlayError(f"cannot start {spec!r}: {err}") from None
+            if new is not None:
+                self.session.close()
+                self.session = new
+            else:
+                self.session.new_game()
+            if side is not None:
+                self.human = 0 if side == "first" else 1
+            self._analysis = None
+            return {"state": self.state()}
+
+    def play(self, body: dict[str, Any]) -> dict[str, Any]:
+        move = body.get("move")
+        if not isinstance(move, str) or not move.strip():
+            raise RequestError("send the move as {\"move\": NAME}, e.g. {\"move\": \"c3\"} or {\"move\": \"swap\"}")
+        with self.lock:
+            s = self.session
+            if s.is_over:
+                raise PlayError("the game is over: start a new game or undo")
+            if s.to_move != self.human:
+                raise PlayError("it is the AI's turn, not yours")
+            try:
+                action = s.play(move)
+            except IllegalMoveError as err:
+                raise PlayError(f"illegal move: {err.reason}") from None
+            return {"move": s.game.action_name(action), "state": self.state()}
+
+    def ai_move(self, body: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            s = self.session
+            if s.is_over:
+                raise PlayError("the game is over: start a new game or undo")
+            if s.to_move != self.ai:
+                raise PlayError("it is your move, not the AI's")
+            move = s.ai_move(top=self.top)
+            analysis = move.analysis.to_json()
+            self._analysis = (tuple(s.actions), analysis)
+            return {"move": move.move, "analysis": analysis, "state": self.state()}
+
+    def undo(self, body: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            s = self.session
+            k = human_undo_count(s, self.human)
+            if k == 0:
+                raise PlayError("nothing to undo: you have not moved yet")
+            taken = s.undo(k)
+            return {"undone": taken, "state": self.state()}
+
+    def analyse(self, query: dict[str, list[str]]) -> dict[str, Any]:
+        top = _int_param(query, "top", self.top, 0, MAX_TOP)
+        with self.lock:
+            hint = self.session.hint(top=top)
+            return {"hint": hint.move, "analysis": hint.analysis.to_json(), "state": self.state()}
+
+
+def human_undo_count(s: PlaySession, human: int) -> int:
+    """How many moves to take back for the person's last turn and the AI's moves after it (0 when the
+    person has not moved). Both pieces of a two-piece turn (extra-stone) go together."""
+    k = 0
+    while k < s.undoable and s.mover_of(s.ply - 1 - k) != human:
+        k += 1
+    if k == s.undoable:
+        return 0
+    k += 1
+    while k < s.undoable and s.mover_of(s.ply - 1 - k) == human and s.mover_of(s.ply - k) == human:
+        k += 1
+    return k
+
+
+def _optional_str(body: dict[str, Any], key: str) -> str | None:
+    value = body.get(key)
+    if value is not None and not isinstance(value, str):
+        raise RequestError(f"{key!r} must be a string")
+    return value
+
+
+def _int_param(query: dict[str, list[str]], key: str, default: int, low: int, high: int) -> int:
+    if key not in query:
+        return default
+    try:
+        value = int(query[key][-1])
+    except ValueError:
+        raise RequestError(f"{key} must be a whole number") from None
+    if not low <= value <= high:
+        raise RequestError(f"{key} must be between {low} and {high}")
+    return value
+
+
+# ------------------------------------------------------------------------------------- HTTP
+def _static(name: str) -> bytes:
+    return resources.files("conhex_zero.play").joinpath("static", name).read_bytes()
+
+
+class Handler(BaseHTTPRequestHandler):
+    """Static files and the JSON API of ``self.server.game`` (a ``GameServer``)."""
+
+    server: "PlayServer"
+    server_version = "conhex-zero"
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base class's name)
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+    def _send(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _json(self, status: int, data: Any) -> None:
+        body = json.dumps(data, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        self._send(status, body, "application/json; charset=utf-8")
+
+    def _read_body(self) -> bytes:
+        """The request's body, read whole before anything is answered (so that a kept-alive
+        connection stays in step); a body too large closes the connection."""
+        length = self.headers.get("Content-Length")
+        try:
+            n = int(length) if length is not None else 0
+        except ValueError:
+            n = -1
+        if n < 0 or n > MAX_BODY:
+            self.close_connection = True
+            if n < 0:
+                raise RequestError("bad Content-Length")
+            raise RequestError(f"request body too large (at most {MAX_BODY} bytes)", HTTPStatus.REQUEST_ENTITY_TOO_LARGE)
+        return self.rfile.read(n) if n else b""
+
+    def _json_body(self, raw: bytes) -> dict[str, Any]:
+        if not raw.strip():
+            return {}
+        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if ctype != "application/json":
+            raise RequestError("send the request body as JSON (Content-Type: application/json)")
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise RequestError(f"the request body is not valid JSON: {err}") from None
+        if not isinstance(data, dict):
+            raise RequestError("the request body must be a JSON object")
+        return data
+
+    def _api(self, method: str, path: str, query: dict[str, list[str]], raw: bytes) -> None:
+        game = self.server.game
+        routes = {
+            ("GET", "/api/state"): lambda: game.get_state(),
+            ("GET", "/api/analyse"): lambda: game.analyse(query),
+            ("POST", "/api/new"): lambda: game.new_game(self._json_body(raw)),
+            ("POST", "/api/play"): lambda: game.play(self._json_body(raw)),
+            ("POST", "/api/ai"): lambda: game.ai_move(self._json_body(raw)),
+            ("POST", "/api/undo"): lambda: game.undo(self._json_body(raw)),
+        }
+        route = routes.get((method, path))
+        try:
+            if route is None:
+                if any(p == path for _, p in routes):
+                    raise RequestError(f"{path} does not take {method}", HTTPStatus.METHOD_NOT_ALLOWED)
+                raise RequestError(f"no such API endpoint: {path}", HTTPStatus.NOT_FOUND)
+            self._json(HTTPStatus.OK, route())
+        except RequestError as err:
+            self._json(err.status, {"error": str(err)})
+        except ValueError as err:  # the game's errors: bad names, illegal moves, game over, bad specs
+            self._json(HTTPStatus.BAD_REQUEST, {"error": str(err)})
+        except Exception as err:  # a bug or an engine failure: short answer, traceback on stderr
+            traceback.print_exc(file=sys.stderr)
+            self._json(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"internal error: {type(err).__name__}: {err}"})
+
+    def _dispatch(self, method: str) -> None:
+        url = urlsplit(self.path)
+        try:
+            raw = self._read_body()
+        except RequestError as err:
+            self._json(err.status, {"error": str(err)})
+            return
+        if url.path.startswith("/api/"):
+            self._api(method, url.path, parse_qs(url.query), raw)
+            return
+        if method == "POST":
+            self._json(HTTPStatus.NOT_FOUND, {"error": f"no such API endpoint: {url.path}"})
+            return
+        entry = STATIC_FILES.get(url.path)
+        if entry is None:
+            self._send(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8")
+            return
+        self._send(HTTPStatus.OK, _static(entry[0]), entry[1])
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's names)
+        self._dispatch("GET")
+
+    def do_HEAD(self) -> None:  # noqa: N802
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._dispatch("POST")
+
+
+class PlayServer(ThreadingHTTPServer):
+    """The HTTP server; ``game`` holds the session. ``url`` is where the page is."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, game: GameServer, host: str = "127.0.0.1", port: int = DEFAULT_PORT, verbose: bool = False):
+        self.game, self.verbose = game, verbose
+        super().__init__((host, port), Handler)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        shown = f"[{host}]" if ":" in str(host) else str(host)
+        if shown in ("0.0.0.0", "[::]"):
+            shown = "localhost"
+        return f"http://{shown}:{port}/"
+
+
+def is_local(host: str) -> bool:
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def start_in_thread(server: PlayServer) -> threading.Thread:
+    """Serve in a daemon thread (tests; stop with ``server.shutdown(); server.server_close()``)."""
+    thread = threading.Thread(target=server.serve_forever, name="conhex-zero-serve", daemon=True)
+    thread.start()
+    return thread
+

@@ -1,0 +1,229 @@
+"""The browser front end's HTTP server without a browser: the JSON API through urllib, the static
+files, errors as JSON, and ``conhex-zero serve`` (port in use, Ctrl-C)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+from urllib.parse import urlsplit
+
+import pytest
+import torch
+
+from conhex_zero.cli.main import main
+from conhex_zero.games.game import parse_game
+from conhex_zero.play.server import MAX_BODY, GameServer, PlayServer, board_geometry, start_in_thread
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@contextmanager
+def serving(player: str = "random", game: str = "hex-3", human: int = 0):
+    server = PlayServer(GameServer(player, game, human), "127.0.0.1", 0)
+    start_in_thread(server)
+    try:
+        yield server.url.rstrip("/")
+    finally:
+        server.shutdown()
+        server.server_close()
+        server.game.close()
+
+
+def call(base: str, path: str, body=None, *, raw: bytes | None = None, ctype="application/json",
+         method: str | None = None) -> tuple[int, dict]:
+    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    req = urllib.request.Request(base + path, data=data, method=method or ("GET" if data is None else "POST"))
+    if data is not None and ctype:
+        req.add_header("Content-Type", ctype)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as res:
+            return res.status, json.loads(res.read())
+    except urllib.error.HTTPError as err:
+        assert err.headers["Content-Type"].startswith("application/json")
+        return err.code, json.loads(err.read())
+
+
+def test_state_carries_the_board_geometry():
+    with serving("random", "conhex") as base:
+        status, state = call(base, "/api/state")
+    assert status == 200
+    g = state["geometry"]
+    assert state["game"] == "conhex" and state["human"] == 0 and state["ai"] == 1 and state["to_move"] == 0
+    assert len(state["hole_names"]) == len(g["hole_xy"]) == 69 and len(g["cells"]) == 41
+    assert all(len(c["points"]) >= 3 and c["holes"] for c in g["cells"])
+    assert {f["player"] for f in g["frame"]} == {0, 1}
+    sides = {f["side_name"]: f["player"] for f in g["frame"]}
+    assert sides == {"top": 0, "bottom": 0, "left": 1, "right": 1}
+    assert [p["name"] for p in g["players"]] == ["X", "O"] and g["players"][0]["goal"] == "top-bottom"
+    assert g["players"][0]["colour"].startswith("#") and g["hole_radius"] > 0 and len(g["view_box"]) == 4
+    x0, y0, w, h = g["view_box"]
+    assert all(x0 < x < x0 + w and y0 < y < y0 + h for x, y in g["hole_xy"])
+    hex5 = board_geometry(parse_game("hex-5"))
+    assert len(hex5["cells"]) == 25 and all(len(c["points"]) == 6 for c in hex5["cells"]) and hex5["hex_like"]
+
+
+def test_play_the_ai_answers_undo_and_turn_errors():
+    with serving("mcts-rollout:8", "hex-3") as base:
+        status, r = call(base, "/api/play", {"move": "B2"})
+        assert status == 200 and r["move"] == "b2" and r["state"]["moves"] == ["b2"] and r["state"]["to_move"] == 1
+        status, r = call(base, "/api/play", {"move": "a1"})
+        assert status == 400 and r["error"] == "it is the AI's turn, not yours"
+        status, r = call(base, "/api/ai", {})
+        assert status == 200 and r["state"]["moves"] == ["b2", r["move"]] and r["state"]["to_move"] == 0
+        a = r["analysis"]
+        assert a["player"] == 1 and a["source"] == "search" and a["simulations"] == 8 and a["candidates"]
+        assert r["state"]["analysis"] == a  # kept with the position while the AI's move stands
+        status, r = call(base, "/api/ai", {})
+        assert status == 400 and r["error"] == "it is your move, not the AI's"
+        status, r = call(base, "/api/analyse?top=3")
+        assert status == 200 and r["hint"] in r["state"]["legal_moves"] and len(r["analysis"]["candidates"]) == 3
+        assert r["analysis"]["player"] == 0 and r["state"]["moves"] == ["b2", r["state"]["moves"][1]]
+        status, r = call(base, "/api/undo", {})
+        assert status == 200 and len(r["undone"]) == 2 and r["state"]["moves"] == [] and r["state"]["analysis"] is None
+        assert not r["state"]["can_undo"]
+        status, r = call(base, "/api/undo", {})
+        assert status == 400 and r["error"] == "nothing to undo: you have not moved yet"
+
+
+def test_illegal_and_unknown_moves_answer_400_with_the_reason():
+    with serving("random", "hex-3") as base:
+        call(base, "/api/play", {"move": "b2"})
+        call(base, "/api/ai", {})
+        status, r = call(base, "/api/play", {"move": "b2"})
+        assert status == 400 and r["error"] == "illegal move: b2: the hole is already taken"
+        status, r = call(base, "/api/play", {"move": "swap"})
+        assert status == 400 and r["error"] == "illegal move: swap: the swap rule is off in this game"
+        status, r = call(base, "/api/play", {"move": "d4"})
+        assert status == 400 and "'d4' is not a move in hex-3" in r["error"] and "nearby holes: c3" in r["error"]
+        status, r = call(base, "/api/play", {})
+        assert status == 400 and "send the move as" in r["error"]
+        status, r = call(base, "/api/play", {"move": 4})
+        assert status == 400 and "send the move as" in r["error"]
+        assert call(base, "/api/state")[1]["ply"] == 2  # nothing changed
+
+
+def test_bad_requests_answer_json_errors():
+    with serving() as base:
+        status, r = call(base, "/api/play", raw=b"{not json")
+        assert status == 400 and r["error"].startswith("the request body is not valid JSON")
+        status, r = call(base, "/api/play", raw=b"[1, 2]")
+        assert status == 400 and r["error"] == "the request body must be a JSON object"
+        status, r = call(base, "/api/play", raw=b"\xff\xfe")
+        assert status == 400 and "not valid JSON" in r["error"]
+        status, r = call(base, "/api/play", raw=b"move=b2", ctype="application/x-www-form-urlencoded")
+        assert status == 400 and "Content-Type: application/json" in r["error"]
+        status, r = call(base, "/api/nothing")
+        assert status == 404 and r["error"] == "no such API endpoint: /api/nothing"
+        status, r = call(base, "/api/play")
+        assert status == 405 and r["error"] == "/api/play does not take GET"
+        status, r = call(base, "/api/analyse?top=x")
+        assert status == 400 and r["error"] == "top must be a whole number"
+        status, r = call(base, "/api/new", {"as": "third"})
+        assert status == 400 and "'as' must be" in r["error"]
+        status, r = call(base, "/api/play", raw=b" " * (MAX_BODY + 1))
+        assert status == 413 and "too large" in r["error"]
+        # One kept-alive connection: answers stay in step even after a refused request with a body.
+        conn = http.client.HTTPConnection(*urlsplit(base).netloc.split(":"), timeout=10)
+        for path, body in (("/api/nothing", b'{"move": "a1"}'), ("/api/play", b'{"move": "zz"}'),
+                           ("/api/state", None)):
+            conn.request("POST" if body else "GET", path, body=body, headers={"Content-Type": "application/json"})
+            res = conn.getresponse()
+            data = json.loads(res.read())
+            assert res.status == {"/api/nothing": 404, "/api/play": 400, "/api/state": 200}[path]
+        assert data["game"] == "hex-3"
+        conn.close()
+
+
+def test_new_game_other_spec_side_and_swap():
+    with serving("mcts-rollout:8", "hex-3") as base:
+        status, r = call(base, "/api/new", {"game": "hex-99"})
+        assert status == 400 and "hex-99" in r["error"]
+        assert call(base, "/api/state")[1]["game"] == "hex-3"  # the old game stays
+        status, r = call(base, "/api/new", {"game": "hex-4:swap", "as": "second"})
+        s = r["state"]
+        assert status == 200 and s["game"] == "hex-4:swap" and s["human"] == 1 and s["ai"] == 0 and s["to_move"] == 0
+        assert len(s["geometry"]["cells"]) == 16 and not s["swap_legal"]
+        status, r = call(base, "/api/ai", {})
+        assert status == 200 and r["state"]["swap_legal"] and "swap" in r["state"]["legal_moves"]
+        status, r = call(base, "/api/play", {"move": "swap-pieces"})
+        assert status == 200 and r["move"] == "swap" and r["state"]["last_move"] == "swap"
+        assert r["state"]["hole_owners"].count(1) == 1 and r["state"]["to_move"] == 0
+        status, r = call(base, "/api/new", {})  # same game and side, empty board
+        assert status == 200 and r["state"]["moves"] == [] and r["state"]["human"] == 1
+
+
+def test_a_game_to_the_end():
+    with serving("random", "hex-3") as base:
+        state = call(base, "/api/state")[1]
+        for move in ("b1", "b2", "b3", "a2", "c2", "a3", "c1", "a1", "c3"):
+            if state["is_over"]:
+                break
+            if move in state["legal_moves"]:
+                state = call(base, "/api/play", {"move": move})[1]["state"]
+                if not state["is_over"]:
+                    state = call(base, "/api/ai", {})[1]["state"]
+        assert state["is_over"] and state["winner"] in (0, 1) and state["to_move"] is None
+        assert state["winning_cells"] and all(state["cell_owners"][c] == state["winner"] for c in state["winning_cells"])
+        assert state["legal_moves"] == [] and not state["swap_legal"]
+        status, r = call(base, "/api/play", {"move": "a1"})
+        assert status == 400 and r["error"].startswith("the game is over")
+        status, r = call(base, "/api/ai", {})
+        assert status == 400 and r["error"].startswith("the game is over")
+        status, r = call(base, "/api/analyse")
+        assert status == 400 and r["error"].startswith("the game is over")
+
+
+def test_static_files_and_no_path_escape():
+    with serving() as base:
+        for path, ctype, text in (("/", "text/html", b"<svg id=\"board\""), ("/app.js", "text/javascript", b"/api/ai"),
+                                  ("/style.css", "text/css", b".cell"), ("/favicon.svg", "image/svg+xml", b"<svg")):
+            with urllib.request.urlopen(base + path, timeout=10) as res:
+                assert res.headers["Content-Type"].startswith(ctype) and text in res.read()
+        for path in ("/../pyproject.toml", "/static/app.js", "/server.py", "/%2e%2e/setup.py"):
+            with pytest.raises(urllib.error.HTTPError) as err:
+                urllib.request.urlopen(base + path, timeout=10)
+            assert err.value.code == 404
+
+
+def test_serve_reports_a_busy_port(capsys):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        assert main(["serve", "random", "--game", "hex-3", "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert f"port {port} on 127.0.0.1 is already in use" in err and "--port 0" in err
+    assert main(["serve", "random", "--port", "70000"]) == 2
+    assert main(["serve", "random", "--game", "hex-1"]) == 2
+
+
+def test_serve_command_runs_and_stops_on_ctrl_c():
+    proc = subprocess.Popen([sys.executable, "-m", "conhex_zero.cli.main", "serve", "random", "--game", "hex-3",
+                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        line = proc.stdout.readline()
+        assert "hex-3 against random at http://127.0.0.1:" in line and "Ctrl-C" in line
+        url = line.split(" at ")[1].split()[0]
+        status, state = call(url.rstrip("/"), "/api/state")
+        assert status == 200 and state["game"] == "hex-3"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0 and "stopped" in out and "Traceback" not in err
