@@ -12,6 +12,8 @@ even a 4-simulation search never walks into an immediate loss it could avoid.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 from torch import Tensor
 
@@ -27,9 +29,12 @@ class GameSearch:
         self.env, self.evaluator, self.config = env, evaluator, config
         self.tactics = Tactics(env) if tactics else None
 
-    def root(self, state: State) -> RootInput:
+    def root(self, state: State, exclude: Tensor | None = None) -> RootInput:
+        """The search's root; ``exclude`` (``[B, A]`` bool) removes actions from consideration."""
         logits, value = self.evaluator(state)
         legal = self.env.legal_mask(state)
+        if exclude is not None:
+            legal = legal & ~exclude
         if self.tactics is not None:
             wins = self.tactics.winning_moves(state).any(1)
             value = torch.where(wins, 1.0, value)
@@ -54,6 +59,8 @@ class GameSearch:
         return Transition(logits=logits, value=value, legal=legal, embedding=nxt,
                           reward=reward, discount=discount)
 
-    def run(self, state: State, keys: Tensor) -> SearchOutput:
-        """Search every (running) game of ``state``."""
-        return search(self.root(state), self.recurrent, self.config, keys)
+    def run(self, state: State, keys: Tensor, exclude: Tensor | None = None,
+            on_simulation: Callable[[int], None] | None = None) -> SearchOutput:
+        """Search every (running) game of ``state``; ``exclude`` [B, A] bars root actions (each
+        game must keep at least one legal action)."""
+        return search(self.root(state, exclude), self.recurrent, self.config, keys, on_simulation)

@@ -294,12 +294,16 @@ class _Search:
 
 
 @torch.no_grad()
-def search(root: RootInput, recurrent_fn: RecurrentFn, config: SearchConfig, keys: Tensor) -> SearchOutput:
+def search(root: RootInput, recurrent_fn: RecurrentFn, config: SearchConfig, keys: Tensor,
+           on_simulation: Callable[[int], None] | None = None) -> SearchOutput:
     """Run ``config.num_simulations`` simulations for every root at once.
 
     ``keys`` ([B] int64, see ``rng.make_keys``) seed each search's noise independently of the batch.
+    ``on_simulation(k)`` is called after the k-th simulation (progress bars).
     """
     run = _Search(root, recurrent_fn, config, keys)
     for sim in range(config.num_simulations):
         run.simulate(sim)
+        if on_simulation is not None:
+            on_simulation(sim + 1)
     return run.outputs()

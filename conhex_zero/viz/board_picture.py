@@ -188,7 +188,7 @@ def draw_board_map(game: Game | BoardGraph | str, path: str | Path, *,
                    size: tuple[int, int] = (800, 800),
                    stones: Sequence[int] | np.ndarray | None = None,
                    cell_owners: Sequence[int] | np.ndarray | None = None,
-                   highlight: Iterable[int] | None = None) -> Path:
+                   highlight: Iterable[int] | None = None, highlight_label: str = "highlighted") -> Path:
     """Draw the board with optional heatmaps and save it as PNG or SVG (by ``path``'s suffix).
 
     Args:
@@ -205,7 +205,7 @@ def draw_board_map(game: Game | BoardGraph | str, path: str | Path, *,
         stones: ``[H]`` ints, -1 empty, 0 first player's piece, 1 second player's.
         cell_owners: ``[C]`` ints, -1 open, else the player who conquered the cell (light fill; this
             takes precedence over ``cell_values``).
-        highlight: hole ids to circle.
+        highlight: hole ids to circle; ``highlight_label`` names them in the legend.
     Returns the path written.
     """
     from matplotlib import colormaps, rc_context
@@ -342,7 +342,7 @@ def draw_board_map(game: Game | BoardGraph | str, path: str | Path, *,
                                   label="no value"))
         if marked:
             handles.append(Line2D([], [], ls="", marker="o", ms=12 * s, mfc="none", mec=HIGHLIGHT,
-                                  mew=2.5 * s, label="highlighted"))
+                                  mew=2.5 * s, label=highlight_label))
         fig.legend(handles=handles, loc="upper center", ncol=2, frameon=False, fontsize=10 * s,
                    bbox_to_anchor=((left + bw / 2) / width, (bottom - 2 * s) / height),
                    handlelength=2.0, columnspacing=2.0, labelspacing=0.4)

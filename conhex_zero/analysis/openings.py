@@ -1,0 +1,215 @@
+"""How strong is each move? Every legal move of a position, searched deeply, all at once.
+
+For a position (the empty board for the openings), each legal move ``a`` leads to a child
+position. The analysis gives, per move:
+
+* the network's prior for ``a`` at the position, and its raw value of the child;
+* a deep search of the child from the opponent's side (``value``, in [-1, 1], for the player to
+  move there; the swap action is barred at the child's root, so for an opening it is the value
+  when the second player does *not* swap), searched ``repeats`` times with independent Gumbel
+  noise. ``win_rate`` is the mover's chance of winning, ``(1 - value) / 2`` (1 or 0 when the move
+  ends the game);
+* symmetric moves (images of ``a`` under the symmetries that keep the position) form a group;
+  the group's win rate pools all its searches and ``win_rate_spread`` is the range (max - min)
+  over them, the search's own uncertainty;
+* ``swap``: under the pie rule the second player should swap exactly when the first player's
+  win rate after the opening is above one half.
+
+All children and repeats are one batch through the search, so a ConHex opening analysis is one
+search of 69 x repeats positions. With a small Hex board, ``exact`` adds the solver's verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+import torch
+
+from conhex_zero.agents.evaluators import NetworkEvaluator
+from conhex_zero.agents.game_search import GameSearch
+from conhex_zero.analysis.solver import HexSolver
+from conhex_zero.env.state import State
+from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.nn.checkpoint import Checkpoint
+from conhex_zero.search import rng
+from conhex_zero.search.mcts import SearchConfig
+
+
+@dataclass
+class MoveAnalysis:
+    """One legal move of the analysed position (values for the player who makes the move)."""
+
+    move: str
+    action: int
+    prior: float
+    """The network's probability of the move at the position."""
+    net_win_rate: float
+    """The mover's win chance by the network's raw value of the child."""
+    value: float
+    """Deep-search value of the child for the player to move there (the opponent), in [-1, 1]."""
+    win_rate: float
+    """The mover's win chance after the move, pooled over the move's symmetry group."""
+    win_rate_spread: float
+    """Range (max - min) of the win chance over the group's searches (repeats, symmetric moves)."""
+    own_win_rate: float
+    """The mover's win chance from this move's own searches only."""
+    visits: int
+    """Visits of the best reply in this move's searches (summed over repeats)."""
+    group: int
+    """Index of the move's symmetry group (moves equal up to a symmetry of the position)."""
+    swap: bool | None
+    """Opening analysis only: should the second player swap after this opening (pie rule)?"""
+    exact_win: bool | None = None
+    """Exact solver's verdict, when one is available: does the mover win after this move?"""
+    samples: list[float] = field(default_factory=list)
+    """This move's win chance in each repeat."""
+
+
+@dataclass
+class PositionAnalysis:
+    """Every legal move of one position, strongest first."""
+
+    game: str
+    checkpoint: str
+    sims: int
+    repeats: int
+    mover: int
+    """The player who makes the analysed moves (0 = first player)."""
+    moves: list[MoveAnalysis]
+    """Sorted by group win rate (strongest first), then by prior."""
+    is_opening: bool
+
+    def groups(self) -> list[list[MoveAnalysis]]:
+        """Moves grouped by symmetry, in the order of ``moves``."""
+        order: dict[int, list[MoveAnalysis]] = {}
+        for m in self.moves:
+            order.setdefault(m.group, []).append(m)
+        return list(order.values())
+
+    def fairest(self, count: int = 5) -> list[list[MoveAnalysis]]:
+        """The groups whose win rate is closest to one half."""
+        return sorted(self.groups(), key=lambda g: (abs(g[0].win_rate - 0.5), g[0].group))[:count]
+
+    def exact_errors(self) -> list[MoveAnalysis]:
+        """Moves whose search verdict (win rate above or below one half) contradicts the solver."""
+        return [m for m in self.moves if m.exact_win is not None and (m.win_rate > 0.5) != m.exact_win]
+
+    def to_json(self) -> dict:
+        keys = ("move", "prior", "value", "win_rate", "win_rate_spread", "swap", "own_win_rate",
+                "net_win_rate", "visits", "group", "exact_win", "samples")
+        return {
+            "game": self.game, "checkpoint": self.checkpoint, "sims": self.sims, "repeats": self.repeats,
+            "mover": self.mover,
+            "openings" if self.is_opening else "moves": [
+                {k: _rounded(asdict(m)[k]) for k in keys} for m in self.moves],
+        }
+
+
+def _rounded(v):
+    if isinstance(v, float):
+        return round(v, 4)
+    if isinstance(v, list):
+        return [_rounded(x) for x in v]
+    return v
+
+
+def symmetry_groups(env: VecEnv, state: State, actions: list[int]) -> list[int]:
+    """Group id per action: actions mapped onto each other by a symmetry that fixes ``state``."""
+    tables = env.symmetries
+    keep = [k for k in range(len(tables)) if not tables.exchanges[k] and tables.apply(state, k).equal(state)]
+    index = {a: i for i, a in enumerate(actions)}
+    group = list(range(len(actions)))
+
+    def find(i: int) -> int:
+        while group[i] != i:
+            group[i] = group[group[i]]
+            i = group[i]
+        return i
+
+    acts = torch.tensor(actions, device=state.device)
+    for k in keep:
+        images = tables.map_action(acts, k).tolist()
+        for a, b in zip(actions, images):
+            if b in index:
+                ra, rb = find(index[a]), find(index[b])
+                group[max(ra, rb)] = min(ra, rb)
+    roots = [find(i) for i in range(len(actions))]
+    renumber = {r: n for n, r in enumerate(dict.fromkeys(roots))}
+    return [renumber[r] for r in roots]
+
+
+def analyse_moves(env: VecEnv, state: State, checkpoint: Checkpoint, checkpoint_name: str = "",
+                  sims: int = 200, repeats: int = 2, seed: int = 0, exact: HexSolver | None = None,
+                  on_simulation: Callable[[int], None] | None = None) -> PositionAnalysis:
+    """Analyse every legal move of ``state`` (a batch of one running game)."""
+    if state.batch_size != 1 or bool(state.done[0]):
+        raise ValueError("analyse_moves needs one running game")
+    if repeats < 1 or sims < 1:
+        raise ValueError("sims and repeats must be at least 1")
+    game = env.game
+    mover = int(state.to_move[0])
+    is_opening = int(state.ply[0]) == game.first_move_ply
+    evaluator = NetworkEvaluator(checkpoint.model, env)
+    legal = env.legal_mask(state)[0]
+    actions = torch.nonzero(legal).flatten().tolist()
+    M = len(actions)
+    acts = torch.tensor(actions, device=env.device)
+
+    logits, _ = evaluator(state)
+    prior = torch.softmax(logits[0], 0)[acts].tolist()  # [M]
+    children = env.step(State.cat([state] * M), acts)  # M children
+    _, child_value = evaluator(children)  # [M] for the player to move there
+    same = (children.to_move == mover).float()  # the mover moves again (extra-stone openings)
+    net_win = ((1 + (2 * same - 1) * child_value) / 2).tolist()
+
+    # Deep search of every running child, `repeats` times, in one batch.
+    running = torch.nonzero(~children.done).flatten()
+    batch = State.cat([children[running]] * repeats) if len(running) else None
+    values = torch.zeros(repeats, M)
+    visits = torch.zeros(M)
+    if batch is not None:
+        R = len(running)
+        config = SearchConfig(scheme="gumbel", num_simulations=sims,
+                              gumbel_scale=1.0 if repeats > 1 else 0.0)
+        search = GameSearch(env, evaluator, config, tactics=True)
+        exclude = torch.zeros(batch.batch_size, env.num_actions, dtype=torch.bool, device=env.device)
+        exclude[:, game.swap_action] = True  # the second player's value *without* swapping
+        keys = rng.fold(torch.arange(batch.batch_size, device=env.device) + seed * 1_000_003, 0xA7)
+        out = search.run(batch, keys, exclude=exclude, on_simulation=on_simulation)
+        best_q = out.q_values.gather(1, out.action[:, None])[:, 0].cpu()  # [R * repeats]
+        best_n = out.visit_counts.gather(1, out.action[:, None])[:, 0].cpu()
+        values[:, running.cpu()] = best_q.view(repeats, R)
+        visits.index_add_(0, running.cpu(), best_n.view(repeats, R).sum(0))
+    mover_sign = 2 * same.cpu() - 1  # +1 when the mover is also to move in the child
+    win = (1 + mover_sign * values) / 2  # [repeats, M]
+    ended = children.done.cpu()
+    won = (children.winner.cpu() == mover).float()
+    win = torch.where(ended, won, win)
+    value = torch.where(ended, 1 - 2 * won, values)  # [repeats, M] for the player to move there
+
+    groups = symmetry_groups(env, state, actions)
+    pooled: dict[int, list[float]] = {}
+    for i, g in enumerate(groups):
+        pooled.setdefault(g, []).extend(win[:, i].tolist())
+    truth = _exact(exact, children, mover) if exact is not None else [None] * M
+    moves = []
+    for i, a in enumerate(actions):
+        samples = pooled[groups[i]]
+        wr = sum(samples) / len(samples)
+        moves.append(MoveAnalysis(
+            move=game.action_name(a), action=a, prior=prior[i], net_win_rate=net_win[i],
+            value=float(value[:, i].mean()), win_rate=wr, win_rate_spread=max(samples) - min(samples),
+            own_win_rate=float(win[:, i].mean()), visits=int(visits[i]), group=groups[i],
+            swap=(wr > 0.5) if is_opening and not bool(same[i]) else None,
+            exact_win=truth[i], samples=win[:, i].tolist()))
+    moves.sort(key=lambda m: (-m.win_rate, m.group, -m.prior))
+    renumber = {g: n for n, g in enumerate(dict.fromkeys(m.group for m in moves))}
+    for m in moves:
+        m.group = renumber[m.group]
+    return PositionAnalysis(game=game.spec, checkpoint=checkpoint_name, sims=sims, repeats=repeats,
+                            mover=mover, moves=moves, is_opening=is_opening)
+
+
+def _exact(solver: HexSolver, children: State, mover: int) -> list[bool]:
+    return [w == mover for w in solver.state_winners(children).tolist()]

@@ -1,0 +1,179 @@
+"""``conhex-zero openings CKPT [--sims N] [--game GAME] [--json FILE] [--png FILE]``: how strong is
+every first move, should the second player swap, which openings are fairest (a table, a JSON file
+and a heatmap on the board picture)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from conhex_zero.cli.common import CliError, resolve_device
+
+DEFAULT_SIMS = 200
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "openings", help="analyse every first move: strength, swap map, fairest openings, heatmap",
+        description="Search every legal first move deeply (all at once, as one batch) and report, per "
+        "opening: the network's prior, the first player's chance of winning when the second player does "
+        "not swap (win %%), its spread over repeated searches and symmetric openings, and whether the "
+        "second player should swap under the pie rule (yes when the opener's win %% is above 50). "
+        "Symmetric openings are grouped; the table is sorted by strength. On Hex boards up to 4x4 an "
+        "exact solver adds the truth (--exact also solves 5x5, which takes minutes). With --after, the "
+        "moves of any later position are analysed instead.",
+        epilog="examples:\n  conhex-zero openings checkpoints/hex5-l4h64.pt --png openings.png\n"
+               "  conhex-zero openings runs/r/best.pt --game conhex --sims 400 --json openings.json\n"
+               "  conhex-zero openings checkpoints/hex5-l4h64.pt --after c3 swap  (the replies)",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("checkpoint", metavar="CKPT", help="a checkpoint (.pt) file")
+    p.add_argument("--game", help="game spec (default: the checkpoint's game)")
+    p.add_argument("--sims", type=int, default=DEFAULT_SIMS,
+                   help=f"search simulations per opening and repeat (default: {DEFAULT_SIMS})")
+    p.add_argument("--repeats", type=int, default=2,
+                   help="independent searches per opening, for the spread (default: 2)")
+    p.add_argument("--after", nargs="+", metavar="MOVE",
+                   help="analyse the position after these moves instead of the empty board")
+    p.add_argument("--json", metavar="FILE", help="write the analysis as JSON ('-' for standard output)")
+    p.add_argument("--png", metavar="FILE", help="write a heatmap on the board picture (PNG)")
+    p.add_argument("--svg", metavar="FILE", help="write the heatmap as SVG")
+    p.add_argument("--size", default="900x900", metavar="WxH", help="picture size in pixels (default: 900x900)")
+    p.add_argument("--exact", action="store_true", help="also solve Hex 5x5 exactly (minutes)")
+    p.add_argument("--no-exact", action="store_true", help="skip the exact solver")
+    p.add_argument("--top", type=int, default=0, metavar="K", help="print only the K strongest groups")
+    p.add_argument("--seed", type=int, default=0, help="search seed (default: 0)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
+    p.add_argument("--threads", type=int, default=0, help="CPU threads for torch (default: all cores)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(run=run)
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise CliError(f"--size {text!r}: expected WIDTHxHEIGHT in pixels, e.g. 900x900") from None
+    if min(w, h) < 200 or max(w, h) > 8000:
+        raise CliError(f"--size {text!r}: width and height must be between 200 and 8000 pixels")
+    return w, h
+
+
+def check_output(path: str | None, suffix: str, option: str) -> Path | None:
+    if path is None or path == "-":
+        return None
+    p = Path(path)
+    if p.suffix.lower() != suffix:
+        raise CliError(f"{option} {path!r}: the file name must end in {suffix}")
+    if p.parent and not p.parent.exists():
+        raise CliError(f"{option} {path!r}: directory {p.parent} does not exist")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+    from tqdm import tqdm
+
+    from conhex_zero.analysis.openings import analyse_moves
+    from conhex_zero.analysis.pictures import draw_openings_map
+    from conhex_zero.analysis.solver import MAX_SOLVABLE_HOLES, HexSolver, SolverError
+    from conhex_zero.env.notation import play_moves
+    from conhex_zero.env.vec_env import VecEnv
+    from conhex_zero.nn.checkpoint import CheckpointError, load_checkpoint
+
+    if args.sims < 1 or args.repeats < 1:
+        raise CliError("--sims and --repeats must be at least 1")
+    size = parse_size(args.size)
+    png = check_output(args.png, ".png", "--png")
+    svg = check_output(args.svg, ".svg", "--svg")
+    json_path = check_output(args.json, ".json", "--json") if args.json not in (None, "-") else None
+    device = resolve_device(args.device)
+    try:
+        ckpt = load_checkpoint(args.checkpoint, device)
+    except CheckpointError as err:
+        raise CliError(str(err)) from None
+    env = VecEnv(args.game or ckpt.game, device)
+    game = env.game
+    if game.random_pieces:
+        raise CliError(f"{game.spec}: openings with random opening pieces differ from game to game; "
+                       f"analyse the game without random=K")
+    state = play_moves(env, args.after) if args.after else env.initial_state(1)
+    if bool(state.done[0]):
+        raise CliError("the game is over after those moves: nothing to analyse")
+
+    solver = None
+    if not args.no_exact:
+        try:
+            limit = MAX_SOLVABLE_HOLES if args.exact else 16
+            solver = HexSolver(game.board, max_holes=min(limit, 25))
+        except SolverError as err:
+            if args.exact:
+                raise CliError(str(err)) from None
+
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    legal = int(env.legal_mask(state)[0].sum())
+    bar = tqdm(total=args.sims, desc=f"searching {legal} moves x {args.repeats}", unit="sim",
+               disable=args.quiet, leave=False)
+    try:
+        analysis = analyse_moves(env, state, ckpt, args.checkpoint, sims=args.sims, repeats=args.repeats,
+                                 seed=args.seed, exact=solver, on_simulation=lambda k: bar.update(1))
+    finally:
+        bar.close()
+
+    print(format_table(analysis, args.top))
+    data = analysis.to_json()
+    if args.json == "-":
+        print(json.dumps(data, indent=2))
+    elif json_path is not None:
+        json_path.write_text(json.dumps(data, indent=2) + "\n")
+        print(f"wrote {json_path}")
+    for path in (png, svg):
+        if path is not None:
+            draw_openings_map(analysis, env, state, path, size)
+            print(f"wrote {path}")
+    return 0
+
+
+def format_table(analysis, top: int = 0) -> str:
+    """The analysis as text: one row per symmetry group, strongest first."""
+    who = "first player" if analysis.mover == 0 else "second player"
+    lines = [f"{analysis.game}: {'openings' if analysis.is_opening else 'moves'} by the {who}'s chance of "
+             f"winning after the move{' (second player does not swap)' if analysis.is_opening else ''}",
+             f"checkpoint {analysis.checkpoint}, {analysis.sims} simulations x {analysis.repeats} searches "
+             f"per move", ""]
+    has_exact = any(m.exact_win is not None for m in analysis.moves)
+    header = f"{'rank':>4}  {'moves':<24} {'prior':>6} {'net':>6} {'win %':>6} {'spread':>6} {'visits':>6}"
+    header += "  swap" if analysis.is_opening else ""
+    header += "  exact" if has_exact else ""
+    lines.append(header)
+    groups = analysis.groups()
+    for rank, group in enumerate(groups[:top] if top > 0 else groups, 1):
+        m = group[0]
+        names = " ".join(x.move for x in group)
+        if len(names) > 24:
+            names = names[:21] + "..."
+        row = (f"{rank:>4}  {names:<24} {100 * sum(x.prior for x in group) / len(group):>5.1f}% "
+               f"{100 * sum(x.net_win_rate for x in group) / len(group):>5.1f}% {100 * m.win_rate:>5.1f}% "
+               f"{100 * m.win_rate_spread:>5.1f}% {sum(x.visits for x in group) // len(group):>6}")
+        if analysis.is_opening:
+            row += f"  {'yes' if m.swap else 'no':<4}"
+        if has_exact:
+            truth = m.exact_win
+            row += f"  {'win' if truth else 'loss'}{'' if (m.win_rate > 0.5) == truth else ' (search wrong)'}"
+        lines.append(row)
+    lines.append("")
+    lines.append("prior: the network's probability (mean per move); net: its raw win % after the move; win %: "
+                 "the deep search's, pooled over the group; spread: max - min over the group's searches")
+    if analysis.is_opening:
+        swaps = [m for m in analysis.moves if m.swap]
+        lines.append(f"swap map: the second player should swap after {len(swaps)} of {len(analysis.moves)} "
+                     f"openings")
+        fair = analysis.fairest(3)
+        lines.append("fairest openings: " + ", ".join(
+            f"{'/'.join(x.move for x in g)} ({100 * g[0].win_rate:.0f}%)" for g in fair))
+    if has_exact:
+        wrong = analysis.exact_errors()
+        lines.append(f"exact solver: the search classifies {len(analysis.moves) - len(wrong)} of "
+                     f"{len(analysis.moves)} moves correctly")
+    return "\n".join(lines)
