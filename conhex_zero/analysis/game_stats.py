@@ -1,0 +1,169 @@
+"""Measured answers to the rules sheet's questions, from many games.
+
+Self-play games of one player against itself (with root Gumbel noise, so games differ) are played
+twice over: without the pie rule and with it. From their final positions and move lists come
+
+* per hole: how often it was taken, how often its owner won (influence), and the network's
+  average prior on it over all positions of the games (how much the policy cares);
+* per cell: how often it lies on the winning chain (the winner's connected group of conquered
+  cells that touches both of the winner's sides);
+* the first player's win rate with and without the pie rule, how often the second player swapped,
+  game lengths and the number of drawn games;
+* uniformly random games played to the end in one batch: drawn games again (the rules say there
+  are none), and their lengths.
+
+Everything is plain counts (``GameStats``) that ``report.py`` turns into Markdown and pictures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import torch
+
+from conhex_zero.agents.arena import play_match
+from conhex_zero.agents.evaluators import NetworkEvaluator
+from conhex_zero.agents.game_search import GameSearch
+from conhex_zero.agents.players import SearchPlayer
+from conhex_zero.env.state import State
+from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.games.game import Game, parse_game
+from conhex_zero.nn.checkpoint import Checkpoint
+from conhex_zero.search.mcts import SearchConfig
+
+
+@dataclass
+class RuleStats:
+    """Counts from the self-play games of one rule setting (pie rule on or off)."""
+
+    game: str
+    games: int = 0
+    first_wins: int = 0
+    swaps: int = 0
+    draws: int = 0
+    lengths: list[int] = field(default_factory=list)
+    """Pieces placed per game (the swap is not counted)."""
+    first_moves: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class GameStats:
+    """Everything the report needs, as plain numbers."""
+
+    game: str
+    player: str
+    sims: int
+    no_swap: RuleStats
+    swap: RuleStats
+    hole_taken: list[int]  # [H] games in which the hole held a piece at the end
+    hole_taken_by_winner: list[int]  # [H] ... a piece of the game's winner
+    hole_prior_sum: list[float]  # [H] sum of the network's prior over all positions
+    positions: int  # positions the priors were summed over
+    cell_on_chain: list[int]  # [C] games in which the cell lay on the winning chain
+    cell_conquered: list[int]  # [C] games in which the cell was conquered at the end
+    decided_games: int  # games with a winner (the denominators of the cell counts)
+    random_games: int = 0
+    random_draws: int = 0
+    random_first_wins: int = 0
+    random_lengths: list[int] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        from dataclasses import asdict
+
+        return asdict(self)
+
+
+def noisy_player(env: VecEnv, checkpoint: Checkpoint, name: str, sims: int, seed: int) -> SearchPlayer:
+    """The checkpoint with Gumbel search and root noise: strong, but games differ."""
+    config = SearchConfig(scheme="gumbel", num_simulations=sims, gumbel_scale=1.0)
+    search = GameSearch(env, NetworkEvaluator(checkpoint.model, env), config, tactics=True)
+    return SearchPlayer(env, search, f"{name}:sims={sims}", seed)
+
+
+def winning_chain(state: State) -> torch.Tensor:
+    """``[B, C]`` bool: the cells of the winner's chain that touches both of its sides."""
+    label = state.label.long()  # [B, C] chain id of each cell
+    chain_reach = state.reach.gather(1, label)  # [B, C] the reach bits of each cell's chain
+    owner = state.cells.long()
+    return (owner == state.winner[:, None]) & (owner >= 0) & (chain_reach == 3)
+
+
+def replay(env: VecEnv, actions: list[int]) -> list[State]:
+    """Every position of a game, from the empty board to the final one."""
+    state = env.initial_state(1)
+    states = [state]
+    for a in actions:
+        state = env.step(state, torch.tensor([a], device=env.device))
+        states.append(state)
+    return states
+
+
+def random_games(env: VecEnv, games: int, seed: int) -> tuple[int, int, list[int]]:
+    """Play ``games`` uniformly random games to the end, in one batch: (draws, first-player wins,
+    lengths)."""
+    gen = torch.Generator(device=env.device).manual_seed(seed)
+    state = env.initial_state(games)
+    for _ in range(env.game.max_plies):
+        if bool(state.done.all()):
+            break
+        state = env.step(state, env.random_actions(state, gen))
+    draws = int((state.winner < 0).sum())
+    return draws, int((state.winner == 0).sum()), state.ply.tolist()
+
+
+def collect(game: str | Game, checkpoint: Checkpoint, name: str, games: int, sims: int, seed: int = 0,
+            device: torch.device | str = "cpu", progress: bool = True, random_count: int = 0) -> GameStats:
+    """Play ``games`` self-play games without and ``games`` with the pie rule, and count."""
+    base = parse_game(game)
+    if base.extra_stone:
+        raise ValueError(f"{base.spec}: the report compares play with and without the pie rule; "
+                         f"extra-stone games have no pie rule")
+    specs = {False: replace(base, swap=False), True: replace(base, swap=True)}
+    envs = {k: VecEnv(spec, device) for k, spec in specs.items()}
+    env = envs[False]
+    H, C = env.num_holes, env.game.num_cells
+    taken, taken_win = torch.zeros(H), torch.zeros(H)
+    on_chain, conquered = torch.zeros(C), torch.zeros(C)
+    prior_sum = torch.zeros(H)
+    positions = decided = 0
+    rules = {}
+    for swap, rule_env in envs.items():
+        player = noisy_player(rule_env, checkpoint, name, sims, seed)
+        match = play_match(rule_env, player, player, games, seed=seed + (1 if swap else 0), progress=progress)
+        stats = RuleStats(game=rule_env.game.spec)
+        evaluator = player.search.evaluator
+        for record in match.records:
+            moves = [rule_env.game.parse_move(m) for m in record.moves]
+            stats.games += 1
+            stats.first_wins += int(record.winner == 0)
+            swapped = rule_env.game.swap_action in moves
+            stats.swaps += int(swapped)
+            stats.lengths.append(len(moves) - int(swapped))
+            first = record.moves[record.opening] if len(record.moves) > record.opening else "-"
+            stats.first_moves[first] = stats.first_moves.get(first, 0) + 1
+            states = replay(rule_env, moves)
+            final = states[-1]
+            if int(final.winner[0]) < 0:
+                stats.draws += 1
+                continue
+            decided += 1
+            owner = final.holes[0].long()
+            taken += (owner >= 0).float().cpu()
+            taken_win += (owner == final.winner[0]).float().cpu()
+            on_chain += winning_chain(final)[0].float().cpu()
+            conquered += (final.cells[0] >= 0).float().cpu()
+            running = State.cat(states[:-1])
+            logits, _ = evaluator(running)
+            prior = torch.softmax(logits.float(), 1)[:, :H].cpu()  # [P, H]
+            prior_sum += prior.sum(0)
+            positions += running.batch_size
+        rules[swap] = stats
+    result = GameStats(
+        game=base.spec, player=name, sims=sims, no_swap=rules[False], swap=rules[True],
+        hole_taken=taken.int().tolist(), hole_taken_by_winner=taken_win.int().tolist(),
+        hole_prior_sum=prior_sum.tolist(), positions=positions,
+        cell_on_chain=on_chain.int().tolist(), cell_conquered=conquered.int().tolist(), decided_games=decided)
+    if random_count:
+        result.random_games = random_count
+        result.random_draws, result.random_first_wins, result.random_lengths = random_games(env, random_count, seed)
+    return result
