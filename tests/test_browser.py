@@ -1,0 +1,219 @@
+"""The browser page in a real headless browser: Debian's chromium driven by playwright (never a
+browser downloaded by ``playwright install``). The page is loaded from ``conhex-zero serve``'s server
+running in this process; moves are played by clicking holes, the AI's answers, the end of the game,
+undo, swap, hint, errors and the ConHex board's 69 holes and 41 cells are checked. Screenshots go to
+``runs/test-screenshots/`` (printed in the test output).
+
+Skipped, with the reason, when playwright or chromium is missing, unless the environment variable
+``CONHEX_ZERO_BROWSER_TEST=required`` (set by ``.ci/run``) makes that a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from conhex_zero.play.server import GameServer, PlayServer, start_in_thread
+
+SHOTS = Path(__file__).resolve().parent.parent / "runs" / "test-screenshots"
+REQUIRED = os.environ.get("CONHEX_ZERO_BROWSER_TEST") == "required"
+TIMEOUT_MS = 20_000
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
+
+
+def _missing(reason: str):
+    if REQUIRED:
+        pytest.fail(f"{reason} (CONHEX_ZERO_BROWSER_TEST=required)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("the python package playwright is not installed (pip install -e '.[dev]')")
+    exe = _chromium()
+    if exe is None:
+        _missing("chromium is not installed (Debian: apt-get install chromium)")
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            yield b
+        finally:
+            b.close()
+            torch.set_num_threads(before)
+
+
+@pytest.fixture
+def serve():
+    """``serve(player, game, human)`` -> the page's URL; servers stop after the test."""
+    servers = []
+
+    def start(player: str, game: str, human: int = 0) -> str:
+        server = PlayServer(GameServer(player, game, human), "127.0.0.1", 0)
+        start_in_thread(server)
+        servers.append(server)
+        return server.url
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+        server.game.close()
+
+
+@pytest.fixture
+def page(browser, capsys):
+    context = browser.new_context(viewport={"width": 1200, "height": 820}, reduced_motion="reduce")
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda err: errors.append(str(err)))
+    # (answers 400 are expected where a test provokes an error; the page shows those itself)
+    pg.on("console", lambda msg: errors.append(msg.text)
+          if msg.type == "error" and "status of 400" not in msg.text else None)
+    pg.set_default_timeout(TIMEOUT_MS)
+    yield pg
+    context.close()
+    assert not errors, f"JavaScript errors in the page: {errors}"
+
+
+def screenshot(page, name: str, capsys) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    page.mouse.move(0, 0)
+    page.screenshot(path=str(path))
+    with capsys.disabled():
+        print(f"\n  screenshot: {path}")
+    return path
+
+
+def stones(page) -> int:
+    return page.locator(".hole.stone-0, .hole.stone-1").count()
+
+
+def settled(page) -> None:
+    """Wait until the page is idle: the person's move, or the game is over."""
+    page.wait_for_function("document.querySelector('#status.over') !== null || "
+                           "document.querySelectorAll('.hole.legal').length > 0")
+
+
+def click_and_wait_for_ai(page, move: str) -> None:
+    before = stones(page)
+    page.click(f'.hole.legal[data-move="{move}"]')
+    page.wait_for_function(f"document.querySelector('#status.over') !== null || "
+                           f"document.querySelectorAll('.hole.stone-0, .hole.stone-1').length >= {before + 2}")
+    settled(page)
+
+
+def status(page) -> str:
+    return page.inner_text("#status-text")
+
+
+def test_a_hex_game_clicked_to_the_end(page, serve, capsys):
+    page.goto(serve("random", "hex-3"))
+    settled(page)
+    assert page.locator(".hole").count() == 9 and page.locator("polygon.cell").count() == 9
+    assert status(page) == "Your move (X, top–bottom)"
+    assert page.is_disabled("#undo") and page.is_disabled("#swap") and page.is_enabled("#hint")
+    plan = ["b1", "b2", "b3", "a2", "c2", "a3", "c1", "a1", "c3"]
+    clicks = 0
+    while page.query_selector("#status.over") is None:
+        legal = [m for m in plan if page.query_selector(f'.hole.legal[data-move="{m}"]')]
+        before = stones(page)
+        click_and_wait_for_ai(page, legal[0])
+        clicks += 1
+        if page.query_selector("#status.over") is None:  # the AI answered: two more stones
+            assert stones(page) == before + 2
+            assert page.locator(".hole.last-move.stone-1").count() == 1
+    text = status(page)
+    assert re.fullmatch(r"Game over: (you win — connected top to bottom|the AI wins — connected left to right)", text)
+    assert page.locator(".hole.legal").count() == 0 and page.is_disabled("#hint")
+    assert page.locator("polygon.cell.win").count() >= 3  # the winning chain crosses the board
+    assert page.locator("#moves li").count() == stones(page) and clicks >= 2
+    screenshot(page, "hex3-game-over", capsys)
+
+
+def test_swap_undo_hint_and_new_game_form(page, serve, capsys):
+    page.goto(serve("mcts-rollout:8", "hex-3"))
+    settled(page)
+    # New game from the form: Hex 4x4 with swap, the person second; the AI opens.
+    page.fill("#new-spec", "hex-4:swap")
+    page.check('input[name="side"][value="second"]')
+    page.click("#new-button")
+    page.wait_for_function("document.querySelectorAll('.hole').length === 16 && "
+                           "document.querySelectorAll('.hole.stone-0').length === 1")
+    settled(page)
+    assert status(page) == "Your move (O, left–right): play a hole, or swap"
+    assert page.is_enabled("#swap") and "AI" in page.inner_text("#game-info")
+    page.click("#swap")  # the AI's opening stone becomes ours (mirrored); the AI answers
+    page.wait_for_function("document.querySelectorAll('.hole.stone-0, .hole.stone-1').length === 2")
+    settled(page)
+    assert page.locator(".hole.stone-1").count() == 1 and page.locator(".hole.stone-0").count() == 1
+    assert page.is_disabled("#swap") and [t.strip() for t in page.locator("#moves li").all_inner_texts()][1].endswith("swap")
+    # Hint: the AI's suggestion is ringed on the board and listed.
+    page.click("#hint")
+    page.wait_for_selector(".hole.hint")
+    assert page.text_content("#eval-title") == "Hint" and page.locator("#candidates tbody tr").count() >= 1
+    hinted = page.get_attribute(".hole.hint", "data-move")
+    click_and_wait_for_ai(page, hinted)
+    assert stones(page) == 4 and page.text_content("#eval-title") == "AI's evaluation"
+    assert re.search(r"AI's chance to win: \d+%", page.inner_text("#eval-text"))
+    assert page.locator("#candidates tbody tr").count() >= 1
+    screenshot(page, "hex4-swap-hint", capsys)
+    # Undo takes back our move and the AI's reply.
+    page.click("#undo")
+    page.wait_for_function("document.querySelectorAll('.hole.stone-0, .hole.stone-1').length === 2")
+    settled(page)
+    assert page.locator("#moves li").count() == 3
+    # Errors are shown in the page, and the game is left as it was.
+    page.fill("#new-spec", "hex-99")
+    page.click("#new-button")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "cannot start 'hex-99'" in page.inner_text("#error-text")
+    assert page.locator(".hole").count() == 16 and stones(page) == 2
+    page.click("#error-close")
+    assert page.is_hidden("#error")
+
+
+def test_conhex_board_and_the_ai_answering(page, serve, capsys):
+    page.goto(serve("mcts-rollout:8", "conhex"))
+    settled(page)
+    assert page.locator(".hole").count() == 69 and page.locator("polygon.cell").count() == 41
+    frame = page.eval_on_selector_all("line.frame", "ls => ls.map(l => l.getAttribute('stroke'))")
+    assert set(frame) == {"#b2182b", "#2166ac"} and len(frame) >= 20
+    assert page.locator('.hole[data-move="F6"] title').text_content() == "F6"
+    page.evaluate("""() => {  // every status the page shows, to see the transient "AI is thinking…"
+        window.statuses = [];
+        const el = document.getElementById("status-text");
+        new MutationObserver(() => window.statuses.push(el.textContent))
+            .observe(el, {childList: true, characterData: true, subtree: true});
+    }""")
+    for move in ("F6", "E4", "G8"):
+        legal = page.query_selector(f'.hole.legal[data-move="{move}"]')
+        if legal is None:
+            continue
+        click_and_wait_for_ai(page, move)
+    assert stones(page) >= 4 and page.locator(".hole.stone-1").count() >= 2
+    assert page.locator("#candidates tbody tr").count() == 5
+    assert re.search(r"AI's chance to win: \d+% · yours: \d+%", page.inner_text("#eval-text"))
+    assert status(page) == "Your move (X, top–bottom)"
+    assert "AI is thinking…" in page.evaluate("window.statuses")
+    filled = page.eval_on_selector_all("polygon.cell.owner-0, polygon.cell.owner-1",
+                                       "cs => cs.map(c => getComputedStyle(c).fill)")
+    assert set(filled) <= {"rgb(244, 199, 195)", "rgb(198, 219, 239)"}  # the owners' light colours
+    screenshot(page, "conhex-in-progress", capsys)
