@@ -1,4 +1,4 @@
-"""Exact solver for small Hex boards: the truth that the openings analysis is checked against.
+"""Exact solver for small Hex boards (up to 4 x 4): the truth the openings analysis is checked against.
 
 A memoised boolean negamax over bitboards (Python integers, bit ``r * n + c`` = hole id, as in
 ``games/hex.py``). A *threat* is an empty hole where one more stone connects a player's sides
@@ -26,8 +26,9 @@ from conhex_zero.env.state import State
 from conhex_zero.games.board import PLAYER_SIDES, BoardGraph
 from conhex_zero.games.game import Game, parse_game
 
-MAX_SOLVABLE_HOLES = 36
-"""Largest board the solver accepts (6 x 6 is slow in pure Python; 5 x 5 takes seconds)."""
+MAX_SOLVABLE_HOLES = 16
+"""Largest board the solver accepts: 4 x 4 takes under a second; 5 x 5 did not finish within ten
+minutes in pure Python (the pruning rules here are exact but local), so it is refused."""
 
 
 class SolverError(ValueError):

@@ -21,11 +21,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "not swap (win %%), its spread over repeated searches and symmetric openings, and whether the "
         "second player should swap under the pie rule (yes when the opener's win %% is above 50). "
         "Symmetric openings are grouped; the table is sorted by strength. On Hex boards up to 4x4 an "
-        "exact solver adds the truth (--exact also solves 5x5, which takes minutes). With --after, the "
+        "exact solver adds the truth. With --after, the "
         "moves of any later position are analysed instead.",
         epilog="examples:\n  conhex-zero openings checkpoints/hex5-l4h64.pt --png openings.png\n"
                "  conhex-zero openings runs/r/best.pt --game conhex --sims 400 --json openings.json\n"
-               "  conhex-zero openings checkpoints/hex5-l4h64.pt --after c3 swap  (the replies)",
+               "  conhex-zero openings checkpoints/hex5-l4h64.pt --after c3 swap  (the replies)\n"
+               "  conhex-zero openings runs/r/best.pt --record game.sgf  (a real game, move by move)",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("checkpoint", metavar="CKPT", help="a checkpoint (.pt) file")
     p.add_argument("--game", help="game spec (default: the checkpoint's game)")
@@ -35,11 +36,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="independent searches per opening, for the spread (default: 2)")
     p.add_argument("--after", nargs="+", metavar="MOVE",
                    help="analyse the position after these moves instead of the empty board")
+    p.add_argument("--record", metavar="FILE",
+                   help="instead, review a recorded game move by move (SGF, Little Golem or arena JSON lines): "
+                   "the first player's win %% after each move and the biggest mistakes")
+    p.add_argument("--index", type=int, default=0, help="which game of the record file (default: 0)")
     p.add_argument("--json", metavar="FILE", help="write the analysis as JSON ('-' for standard output)")
     p.add_argument("--png", metavar="FILE", help="write a heatmap on the board picture (PNG)")
     p.add_argument("--svg", metavar="FILE", help="write the heatmap as SVG")
     p.add_argument("--size", default="900x900", metavar="WxH", help="picture size in pixels (default: 900x900)")
-    p.add_argument("--exact", action="store_true", help="also solve Hex 5x5 exactly (minutes)")
     p.add_argument("--no-exact", action="store_true", help="skip the exact solver")
     p.add_argument("--top", type=int, default=0, metavar="K", help="print only the K strongest groups")
     p.add_argument("--seed", type=int, default=0, help="search seed (default: 0)")
@@ -76,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
     from conhex_zero.analysis.openings import analyse_moves
     from conhex_zero.analysis.pictures import draw_openings_map
-    from conhex_zero.analysis.solver import MAX_SOLVABLE_HOLES, HexSolver, SolverError
+    from conhex_zero.analysis.solver import HexSolver, SolverError
     from conhex_zero.env.notation import play_moves
     from conhex_zero.env.vec_env import VecEnv
     from conhex_zero.nn.checkpoint import CheckpointError, load_checkpoint
@@ -92,6 +96,10 @@ def run(args: argparse.Namespace) -> int:
         ckpt = load_checkpoint(args.checkpoint, device)
     except CheckpointError as err:
         raise CliError(str(err)) from None
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    if args.record:
+        return review_record(args, json_path)
     env = VecEnv(args.game or ckpt.game, device)
     game = env.game
     if game.random_pieces:
@@ -104,14 +112,10 @@ def run(args: argparse.Namespace) -> int:
     solver = None
     if not args.no_exact:
         try:
-            limit = MAX_SOLVABLE_HOLES if args.exact else 16
-            solver = HexSolver(game.board, max_holes=min(limit, 25))
-        except SolverError as err:
-            if args.exact:
-                raise CliError(str(err)) from None
+            solver = HexSolver(game.board)
+        except SolverError:
+            pass  # not Hex, or too big for the exact solver
 
-    if args.threads > 0:
-        torch.set_num_threads(args.threads)
     legal = int(env.legal_mask(state)[0].sum())
     bar = tqdm(total=args.sims, desc=f"searching {legal} moves x {args.repeats}", unit="sim",
                disable=args.quiet, leave=False)
@@ -132,6 +136,36 @@ def run(args: argparse.Namespace) -> int:
         if path is not None:
             draw_openings_map(analysis, env, state, path, size)
             print(f"wrote {path}")
+    return 0
+
+
+def review_record(args: argparse.Namespace, json_path: Path | None) -> int:
+    """``--record``: the checkpoint reviews a recorded game, every position searched in one batch."""
+    from conhex_zero.env.vec_env import VecEnv
+    from conhex_zero.records import RecordError, check_record, read_records, select_record
+    from conhex_zero.records.review import format_review, review_game
+
+    if args.after:
+        raise CliError("give either --after MOVES or --record FILE, not both")
+    if not Path(args.record).is_file():
+        raise CliError(f"no record file at {args.record}")
+    try:
+        record = select_record(read_records(args.record, check=False), args.index, args.record)
+        check_record(record)
+    except RecordError as err:
+        raise CliError(str(err)) from None
+    env = VecEnv(args.game or record.game, resolve_device(args.device))
+    review = review_game(env.game, record.moves, f"{args.checkpoint}:sims={args.sims}", seed=args.seed,
+                         progress=not args.quiet, notation=record.notation, env=env)
+    print(f"game {record.index} of {args.record}: {record.player_label(0)} vs {record.player_label(1)}: "
+          f"{record.result_text()}")
+    print(format_review(review))
+    data = review.to_json()
+    if args.json == "-":
+        print(json.dumps(data, indent=2))
+    elif json_path is not None:
+        json_path.write_text(json.dumps(data, indent=2) + "\n")
+        print(f"wrote {json_path}")
     return 0
 
 

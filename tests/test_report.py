@@ -1,0 +1,94 @@
+"""The report: winning chains on hand-made positions, counts that add up, the Markdown and pictures."""
+
+import json
+import struct
+
+import pytest
+import torch
+
+from conhex_zero.analysis.game_stats import random_games, winning_chain
+from conhex_zero.cli.main import main
+from conhex_zero.env.notation import play_moves
+from conhex_zero.env.vec_env import VecEnv
+
+HEX4 = "checkpoints/hex4-l3h32.pt"
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_winning_chain_is_the_connecting_group():
+    env = VecEnv("hex-3")
+    # X (top-bottom): b1 b2 b3 connect; X's c1 touches b1, so it belongs to the group. O: a1 a2 c3.
+    state = play_moves(env, "b1 a1 c1 a2 b2 c3 b3")
+    assert int(state.winner[0]) == 0
+    chain = {env.game.board.hole_names[c] for c in winning_chain(state)[0].nonzero().flatten().tolist()}
+    assert chain == {"b1", "c1", "b2", "b3"}
+    assert not winning_chain(env.initial_state(1)).any()
+
+
+def test_winning_chain_leaves_out_stray_stones():
+    env = VecEnv("hex-4")
+    # X: b1 b2 b3 b4 connect; X's d4 touches none of them. O: a1 a2 a3 c4.
+    state = play_moves(env, "b1 a1 d4 a2 b2 a3 b3 c4 b4")
+    assert int(state.winner[0]) == 0
+    chain = {env.game.board.hole_names[c] for c in winning_chain(state)[0].nonzero().flatten().tolist()}
+    assert chain == {"b1", "b2", "b3", "b4"}
+
+
+def test_conhex_winning_chain_touches_both_sides():
+    env = VecEnv("conhex:noswap")
+    draws, first_wins, lengths = random_games(env, 64, seed=5)
+    assert draws == 0 and 0 < first_wins < 64 and len(lengths) == 64
+    # One random game to the end: its chain holds cells of both of the winner's sides.
+    gen = torch.Generator().manual_seed(1)
+    state = env.initial_state(1)
+    while not bool(state.done[0]):
+        state = env.step(state, env.random_actions(state, gen))
+    winner = int(state.winner[0])
+    cells = winning_chain(state)[0].nonzero().flatten().tolist()
+    sides = {s for c in cells for s in env.game.board.cell_sides[c]}
+    assert {0, 1} <= sides if winner == 0 else {2, 3} <= sides
+    assert all(int(state.cells[0, c]) == winner for c in cells)
+
+
+def test_report_command_writes_markdown_and_pictures(tmp_path, capsys):
+    out = tmp_path / "rep"
+    code = main(["report", HEX4, "--games", "4", "--sims", "4", "--random-games", "200", "--opening-sims", "4",
+                 "--out", str(out), "--size", "400x400", "--quiet"])
+    assert code == 0
+    md = (out / "report.md").read_text()
+    for heading in ("## 1. Do all holes", "## 2. Which cells", "## 4. Does the first player",
+                    "## 5. How can the game be made fairer", "## 6. Can the game end in a draw"):
+        assert heading in md
+    for picture in ("holes_influence.png", "policy_weight.png", "winning_chains.png", "first_player.png",
+                    "openings.png", "game_lengths.png"):
+        path = out / picture
+        assert f"({picture})" in md and path.stat().st_size > 1000
+    assert struct.unpack(">II", (out / "openings.png").read_bytes()[16:24]) == (400, 400)
+    data = json.loads((out / "report.json").read_text())
+    stats = data["stats"]
+    assert stats["no_swap"]["games"] == stats["swap"]["games"] == 4
+    assert stats["no_swap"]["draws"] == stats["swap"]["draws"] == stats["random_draws"] == 0
+    assert stats["decided_games"] == 8 and stats["random_games"] == 200
+    assert stats["swap"]["game"] == "hex-4:swap" and stats["no_swap"]["swaps"] == 0
+    # Every decided game has a chain, and a chain cell is a conquered cell.
+    assert all(c <= k for c, k in zip(stats["cell_on_chain"], stats["cell_conquered"]))
+    assert sum(stats["cell_on_chain"]) >= 4 * stats["decided_games"]  # a Hex 4x4 chain has >= 4 cells
+    assert "0 draws in 8 self-play games" in md
+    assert len(data["openings"]["openings"]) == 16
+
+
+def test_report_command_errors(tmp_path, capsys):
+    assert main(["report", HEX4, "--games", "0"]) == 2
+    assert main(["report", HEX4, "--game", "hex-4:noswap,extra-stone", "--games", "1"]) == 2
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["report", HEX4, "--out", str(blocker), "--games", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "extra-stone" in err and "not a directory" in err
