@@ -92,3 +92,12 @@ def test_report_command_errors(tmp_path, capsys):
     assert main(["report", HEX4, "--out", str(blocker), "--games", "1"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and "extra-stone" in err and "not a directory" in err
+
+
+def test_rate_chart_takes_certain_results(tmp_path):
+    from conhex_zero.analysis.pictures import draw_rates
+    from conhex_zero.ladder.ratings import wilson
+
+    rows = [(name, w / g, *wilson(w, g)) for name, w, g in (("all", 100, 100), ("none", 0, 100), ("one", 1, 1))]
+    path = draw_rates(rows, tmp_path / "r.svg", title="rates")
+    assert path.stat().st_size > 1000

@@ -77,7 +77,8 @@ def draw_rates(rows: list[tuple[str, float, float, float]], path: str | Path, ti
     ys = list(range(len(rows)))[::-1]
     for y, (label, rate, lo, hi) in zip(ys, rows):
         ax.barh(y, 100 * rate, color=PLAYER_COLOURS[0], alpha=0.75, height=0.6)
-        ax.errorbar(100 * rate, y, xerr=[[100 * (rate - lo)], [100 * (hi - rate)]], color="black", capsize=4)
+        below, above = max(0.0, rate - lo), max(0.0, hi - rate)  # never negative, even by rounding
+        ax.errorbar(100 * rate, y, xerr=[[100 * below], [100 * above]], color="black", capsize=4)
         ax.text(100 * hi + 1, y, f"{100 * rate:.1f}%", va="center", fontsize=9)
     ax.axvline(50, color="#555555", ls="--", lw=1)
     ax.set_yticks(ys, [r[0] for r in rows])

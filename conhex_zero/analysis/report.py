@@ -40,6 +40,9 @@ def write_report(stats: GameStats, openings: PositionAnalysis | None, out_dir: s
     """Write ``report.md`` (and its pictures and ``report.json``) into ``out_dir``; returns the .md path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    # The numbers first: whatever happens to the pictures, the measurements are kept.
+    (out / "report.json").write_text(json.dumps({
+        "stats": stats.to_json(), "openings": openings.to_json() if openings is not None else None}, indent=1) + "\n")
     env = VecEnv(stats.game)
     board = env.game.board
     names = board.hole_names
@@ -178,8 +181,6 @@ def write_report(stats: GameStats, openings: PositionAnalysis | None, out_dir: s
             md.append(f"| {label} | {sum(lengths) / len(lengths):.1f} | {min(lengths)} | {max(lengths)} |")
     md += ["", "![game lengths](game_lengths.png)", ""]
 
-    (out / "report.json").write_text(json.dumps({
-        "stats": stats.to_json(), "openings": openings.to_json() if openings is not None else None}, indent=1) + "\n")
     path = out / "report.md"
     path.write_text("\n".join(md) + "\n")
     return path
