@@ -101,3 +101,14 @@ def test_rate_chart_takes_certain_results(tmp_path):
     rows = [(name, w / g, *wilson(w, g)) for name, w, g in (("all", 100, 100), ("none", 0, 100), ("one", 1, 1))]
     path = draw_rates(rows, tmp_path / "r.svg", title="rates")
     assert path.stat().st_size > 1000
+
+
+def test_report_without_a_network(tmp_path):
+    out = tmp_path / "rollout"
+    assert main(["report", "mcts-rollout:4", "--game", "hex-3", "--games", "2", "--random-games", "50",
+                 "--out", str(out), "--size", "300x300", "--quiet"]) == 0
+    md = (out / "report.md").read_text()
+    assert "mcts-rollout:4" in md and "Dirichlet root noise" in md and "## 6." in md
+    assert not (out / "policy_weight.png").exists() and not (out / "openings.png").exists()
+    data = json.loads((out / "report.json").read_text())
+    assert data["openings"] is None and data["stats"]["positions"] == 0

@@ -1,6 +1,7 @@
 """Measured answers to the rules sheet's questions, from many games.
 
-Self-play games of one player against itself (with root Gumbel noise, so games differ) are played
+Self-play games of one player against itself (a checkpoint with root Gumbel noise, or rollout MCTS
+with Dirichlet root noise, so games differ) are played
 twice over: without the pie rule and with it. From their final positions and move lists come
 
 * per hole: how often it was taken, how often its owner won (influence), and the network's
@@ -22,9 +23,9 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from conhex_zero.agents.arena import play_match
-from conhex_zero.agents.evaluators import NetworkEvaluator
+from conhex_zero.agents.evaluators import NetworkEvaluator, RolloutEvaluator
 from conhex_zero.agents.game_search import GameSearch
-from conhex_zero.agents.players import SearchPlayer
+from conhex_zero.agents.players import ROLLOUT_C_PUCT, SearchPlayer
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.games.game import Game, parse_game
@@ -58,7 +59,7 @@ class GameStats:
     hole_taken: list[int]  # [H] games in which the hole held a piece at the end
     hole_taken_by_winner: list[int]  # [H] ... a piece of the game's winner
     hole_prior_sum: list[float]  # [H] sum of the network's prior over all positions
-    positions: int  # positions the priors were summed over
+    positions: int  # positions the priors were summed over (0: no network, no priors)
     cell_on_chain: list[int]  # [C] games in which the cell lay on the winning chain
     cell_conquered: list[int]  # [C] games in which the cell was conquered at the end
     decided_games: int  # games with a winner (the denominators of the cell counts)
@@ -73,8 +74,14 @@ class GameStats:
         return asdict(self)
 
 
-def noisy_player(env: VecEnv, checkpoint: Checkpoint, name: str, sims: int, seed: int) -> SearchPlayer:
-    """The checkpoint with Gumbel search and root noise: strong, but games differ."""
+def noisy_player(env: VecEnv, checkpoint: Checkpoint | None, name: str, sims: int, seed: int) -> SearchPlayer:
+    """The checkpoint with Gumbel search and root noise (strong, but games differ); without a
+    checkpoint, rollout MCTS (as ``mcts-rollout:K``) with Dirichlet root noise."""
+    if checkpoint is None:
+        config = SearchConfig(scheme="puct", num_simulations=sims, c_puct=ROLLOUT_C_PUCT, fpu=1.0,
+                              dirichlet_fraction=0.25, dirichlet_alpha=0.3)
+        search = GameSearch(env, RolloutEvaluator(env, seed=seed), config, tactics=False)
+        return SearchPlayer(env, search, f"mcts-rollout:{sims}", seed)
     config = SearchConfig(scheme="gumbel", num_simulations=sims, gumbel_scale=1.0)
     search = GameSearch(env, NetworkEvaluator(checkpoint.model, env), config, tactics=True)
     return SearchPlayer(env, search, f"{name}:sims={sims}", seed)
@@ -111,9 +118,11 @@ def random_games(env: VecEnv, games: int, seed: int) -> tuple[int, int, list[int
     return draws, int((state.winner == 0).sum()), state.ply.tolist()
 
 
-def collect(game: str | Game, checkpoint: Checkpoint, name: str, games: int, sims: int, seed: int = 0,
+def collect(game: str | Game, checkpoint: Checkpoint | None, name: str, games: int, sims: int, seed: int = 0,
             device: torch.device | str = "cpu", progress: bool = True, random_count: int = 0) -> GameStats:
-    """Play ``games`` self-play games without and ``games`` with the pie rule, and count."""
+    """Play ``games`` self-play games without and ``games`` with the pie rule, and count.
+
+    ``checkpoint`` None plays rollout MCTS with ``sims`` simulations instead (no policy weights)."""
     base = parse_game(game)
     if base.extra_stone:
         raise ValueError(f"{base.spec}: the report compares play with and without the pie rule; "
@@ -131,7 +140,7 @@ def collect(game: str | Game, checkpoint: Checkpoint, name: str, games: int, sim
         player = noisy_player(rule_env, checkpoint, name, sims, seed)
         match = play_match(rule_env, player, player, games, seed=seed + (1 if swap else 0), progress=progress)
         stats = RuleStats(game=rule_env.game.spec)
-        evaluator = player.search.evaluator
+        evaluator = player.search.evaluator if checkpoint is not None else None
         for record in match.records:
             moves = [rule_env.game.parse_move(m) for m in record.moves]
             stats.games += 1
@@ -152,11 +161,12 @@ def collect(game: str | Game, checkpoint: Checkpoint, name: str, games: int, sim
             taken_win += (owner == final.winner[0]).float().cpu()
             on_chain += winning_chain(final)[0].float().cpu()
             conquered += (final.cells[0] >= 0).float().cpu()
-            running = State.cat(states[:-1])
-            logits, _ = evaluator(running)
-            prior = torch.softmax(logits.float(), 1)[:, :H].cpu()  # [P, H]
-            prior_sum += prior.sum(0)
-            positions += running.batch_size
+            if evaluator is not None:
+                running = State.cat(states[:-1])
+                logits, _ = evaluator(running)
+                prior = torch.softmax(logits.float(), 1)[:, :H].cpu()  # [P, H]
+                prior_sum += prior.sum(0)
+                positions += running.batch_size
         rules[swap] = stats
     result = GameStats(
         game=base.spec, player=name, sims=sims, no_swap=rules[False], swap=rules[True],

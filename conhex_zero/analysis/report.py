@@ -50,8 +50,8 @@ def write_report(stats: GameStats, openings: PositionAnalysis | None, out_dir: s
     md: list[str] = [
         f"# {board.name}: the rules sheet's questions, measured",
         "",
-        f"Self-play of `{stats.player}` against itself ({stats.sims} simulations a move, Gumbel root noise so "
-        f"that games differ): {stats.no_swap.games} games without the pie rule and {stats.swap.games} with it"
+        f"Self-play of `{stats.player}` against itself ({stats.sims} simulations a move, "
+        f"{'Gumbel' if stats.positions else 'Dirichlet'} root noise so that games differ): {stats.no_swap.games} games without the pie rule and {stats.swap.games} with it"
         + (f", plus {stats.random_games} uniformly random games." if stats.random_games else "."),
         "Intervals are 95% (Wilson). Measured numbers describe this player's games; a stronger player may "
         "play differently.",
@@ -71,10 +71,6 @@ def write_report(stats: GameStats, openings: PositionAnalysis | None, out_dir: s
                    hole_labels=[None if math.isnan(v) else f"{100 * v:.0f}" for v in influence],
                    title="How often the player holding a hole at the end won (%)",
                    colorbar_label="holder's win %", vmin=0, vmax=100)
-    draw_board_map(env.game, out / "policy_weight.png", size=size, hole_values=[100 * w for w in weight],
-                   hole_labels=[f"{100 * w:.1f}" for w in weight], cmap="Greens", vmin=0,
-                   title="The network's average prior on each hole (% per position)",
-                   colorbar_label="average prior %")
     md += ["## 1. Do all holes have the same influence?", ""]
     if len(ranked) >= 2:
         top, bottom = ranked[0], ranked[-1]
@@ -89,18 +85,30 @@ def write_report(stats: GameStats, openings: PositionAnalysis | None, out_dir: s
     for a, b in zip(ranked[:5], ranked[::-1][:5]):
         md.append(f"| {names[a]} | {_rate(stats.hole_taken_by_winner[a], stats.hole_taken[a])} | {names[b]} | "
                   f"{_rate(stats.hole_taken_by_winner[b], stats.hole_taken[b])} |")
-    by_weight = sorted(range(H), key=lambda h: -weight[h])
-    md += ["", "![hole influence](holes_influence.png)", "",
-           "The network's policy agrees in where it puts its weight: its favourite holes over all positions are "
-           + ", ".join(f"{names[h]} ({_pct(weight[h])})" for h in by_weight[:5]) + "; the least favoured "
-           + ", ".join(f"{names[h]} ({_pct(weight[h])})" for h in by_weight[::-1][:3]) + ".", "",
-           "![policy weight](policy_weight.png)", ""]
+    md += ["", "![hole influence](holes_influence.png)", ""]
+    if stats.positions:
+        draw_board_map(env.game, out / "policy_weight.png", size=size, hole_values=[100 * w for w in weight],
+                       hole_labels=[f"{100 * w:.1f}" for w in weight], cmap="Greens", vmin=0,
+                       title="The network's average prior on each hole (% per position)",
+                       colorbar_label="average prior %")
+        by_weight = sorted(range(H), key=lambda h: -weight[h])
+        md += ["Where the network's policy puts its weight: its favourite holes over all positions are "
+               + ", ".join(f"{names[h]} ({_pct(weight[h])})" for h in by_weight[:5]) + "; the least favoured "
+               + ", ".join(f"{names[h]} ({_pct(weight[h])})" for h in by_weight[::-1][:3]) + ".", "",
+               "![policy weight](policy_weight.png)", ""]
 
     # 2. Cells on the winning chain.
     decided = max(stats.decided_games, 1)
     chain = [stats.cell_on_chain[c] / decided for c in range(C)]
-    draw_board_map(env.game, out / "winning_chains.png", size=size, cell_values=[100 * v for v in chain],
-                   cmap="Oranges", vmin=0, vmax=100,
+    one_hole_cells = all(len(holes) == 1 for holes in board.cell_holes)  # Hex: colour the holes themselves
+    hole_chain = [math.nan] * H
+    for c, holes in enumerate(board.cell_holes):
+        if one_hole_cells:
+            hole_chain[holes[0]] = 100 * chain[c]
+    draw_board_map(env.game, out / "winning_chains.png", size=size, cmap="Oranges", vmin=0, vmax=100,
+                   cell_values=None if one_hole_cells else [100 * v for v in chain],
+                   hole_values=hole_chain if one_hole_cells else None,
+                   hole_labels=[f"{v:.0f}" for v in hole_chain] if one_hole_cells else None,
                    title="How often each cell lies on the winning chain (%)", colorbar_label="% of decided games")
     top_cells = sorted(range(C), key=lambda c: -chain[c])
     md += ["## 2. Which cells are on most winning chains?", "",
@@ -115,7 +123,7 @@ def write_report(stats: GameStats, openings: PositionAnalysis | None, out_dir: s
     # 3. Strategy.
     md += ["## 3. What do 1 and 2 suggest for strategy?", "",
            f"- Take the influential holes early: {', '.join(names[h] for h in ranked[:4])} go with winning most "
-           "often, and the network plays the same region.",
+           "often.",
            f"- Build towards the cells that winning chains use most ({', '.join(str(c) for c in top_cells[:4])}): "
            "a hole that counts for several of them does double duty.",
            "- These are correlations in one player's games, not proofs: a hole held by the winner may be "

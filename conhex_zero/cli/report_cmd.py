@@ -4,6 +4,7 @@ short Markdown report with figures that answers the rules sheet's questions."""
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -21,13 +22,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "each cell lies on the winning chain, the first player's win rate with and without the pie rule, "
         "the fairest openings, game lengths and the number of drawn games. Rates carry 95%% intervals.",
         epilog="examples:\n  conhex-zero report checkpoints/hex5-l4h64.pt --games 50 --out runs/report-hex5\n"
+               "  conhex-zero report mcts-rollout:200 --game conhex --games 100 --out runs/report-conhex\n"
                "  conhex-zero report runs/conhex/best.pt --games 400 --sims 64 --device cuda",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("checkpoint", metavar="CKPT", help="a checkpoint (.pt) file")
+    p.add_argument("checkpoint", metavar="CKPT",
+                   help="a checkpoint (.pt) file; or mcts-rollout:K to measure with rollout search of K "
+                   "simulations before any network is trained (no policy weights, no opening analysis)")
     p.add_argument("--games", type=int, default=100,
                    help="self-play games per rule setting (with and without the pie rule; default: 100)")
     p.add_argument("--out", metavar="DIR", help="output directory (default: runs/report-<checkpoint name>)")
-    p.add_argument("--game", help="game spec (default: the checkpoint's game)")
+    p.add_argument("--game", help="game spec (default: the checkpoint's game; conhex for mcts-rollout:K)")
     p.add_argument("--sims", type=int, default=32, help="simulations per self-play move (default: 32)")
     p.add_argument("--opening-sims", type=int, default=64,
                    help="simulations per opening in the opening analysis (default: 64; 0 skips it)")
@@ -55,24 +59,30 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--sims must be at least 1; --opening-sims and --random-games at least 0")
     size = parse_size(args.size)
     device = resolve_device(args.device)
-    try:
-        ckpt = load_checkpoint(args.checkpoint, device)
-    except CheckpointError as err:
-        raise CliError(str(err)) from None
-    spec = args.game or ckpt.game
+    rollout = re.fullmatch(r"mcts-rollout:(\d+)", args.checkpoint)
+    if rollout:
+        ckpt, sims = None, int(rollout.group(1))
+        if sims < 1:
+            raise CliError("mcts-rollout:K needs at least 1 simulation")
+    else:
+        try:
+            ckpt, sims = load_checkpoint(args.checkpoint, device), args.sims
+        except CheckpointError as err:
+            raise CliError(f"{err} (or give mcts-rollout:K)") from None
+    spec = args.game or (ckpt.game if ckpt is not None else "conhex")
     env = VecEnv(spec, device)
     if env.game.extra_stone:
         raise CliError(f"{spec}: the report compares play with and without the pie rule; extra-stone games "
                        f"have no pie rule")
-    out = Path(args.out) if args.out else Path("runs") / f"report-{Path(args.checkpoint).stem}"
+    out = Path(args.out) if args.out else Path("runs") / f"report-{re.sub(r'[^A-Za-z0-9_.-]+', '-', Path(args.checkpoint).stem)}"
     if out.exists() and not out.is_dir():
         raise CliError(f"--out {out}: exists and is not a directory")
 
-    name = Path(args.checkpoint).name
-    stats = collect(spec, ckpt, name, args.games, args.sims, seed=args.seed, device=device,
+    name = Path(args.checkpoint).name if ckpt is not None else args.checkpoint
+    stats = collect(spec, ckpt, name, args.games, sims, seed=args.seed, device=device,
                     progress=not args.quiet, random_count=args.random_games)
     openings = None
-    if args.opening_sims and not env.game.random_pieces:
+    if ckpt is not None and args.opening_sims and not env.game.random_pieces:
         bar = tqdm(total=args.opening_sims, desc="openings", unit="sim", disable=args.quiet, leave=False)
         try:
             openings = analyse_moves(env, env.initial_state(1), ckpt, args.checkpoint, sims=args.opening_sims,
