@@ -147,18 +147,24 @@ def write_report(stats: GameStats, openings: PositionAnalysis | None, out_dir: s
         verdict = f"No, the second player has it: the first player wins only {share}; the interval lies below one half."
     else:
         verdict = f"Not measurably: the first player wins {share}, and the interval includes one half."
-    md += ["", verdict, ""]
+    md += ["", verdict]
+    if stats.random_games:
+        rlo, rhi = wilson(stats.random_first_wins, stats.random_games)
+        side = "above" if rlo > 0.5 else "below" if rhi < 0.5 else "around"
+        md.append(f"Under uniformly random play the first player wins "
+                  f"{_rate(stats.random_first_wins, stats.random_games)}: the interval lies {side} one half.")
+    md.append("")
     if openings is not None:
         best = openings.groups()[0][0]
-        md.append(f"The opening analysis agrees: after the strongest opening ({best.move}) the first player's "
-                  f"win chance is {_pct(best.win_rate)} when the second player does not swap.")
-    md += ["", "![first player](first_player.png)", ""]
+        md += [f"The opening analysis: after the strongest opening ({best.move}) the first player's win chance "
+               f"is {_pct(best.win_rate)} when the second player does not swap.", ""]
+    md += ["![first player](first_player.png)", ""]
 
     # 5. Fairness.
     md += ["## 5. How can the game be made fairer?", "",
            f"The pie rule: the second player swapped in {_rate(ws.swaps, ws.games)} of the games, and the first "
-           f"player's win rate fell from {_pct(ns.first_wins / max(ns.games, 1))} to "
-           f"{_pct(ws.first_wins / max(ws.games, 1))}.", ""]
+           f"player's win rate went from {_pct(ns.first_wins / max(ns.games, 1))} without it to "
+           f"{_pct(ws.first_wins / max(ws.games, 1))} with it.", ""]
     if openings is not None:
         swaps = sum(1 for m in openings.moves if m.swap)
         md += [f"Swap map: the second player should swap after {swaps} of {len(openings.moves)} openings. "
