@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import signal
 import sys
 import threading
 
@@ -86,6 +87,10 @@ def run(args: argparse.Namespace) -> int:
                 import webbrowser
 
                 threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
+            # Ctrl-C and `kill` stop the server, even when the shell that started it in the background
+            # made the process ignore SIGINT (as non-interactive shells do for `cmd &`).
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGTERM, signal.default_int_handler)
             try:
                 server.serve_forever()
             except KeyboardInterrupt:
