@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 
 from conhex_zero import __version__
 from conhex_zero.agents.gtp_player import GTPPlayer
@@ -22,13 +21,7 @@ ENGINE = f"{sys.executable} -m conhex_zero.cli.main gtp"
 ANALYSIS_LINE = re.compile(r"^(\w+) visits (\d+) winrate (-|0\.\d{3}|1\.000) prior ([01]\.\d{4}) pv (\w+(?: \w+)*)$")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """One game's small tensors: one thread is fastest (and as ``conhex-zero gtp`` runs)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def check(engine, pairs):

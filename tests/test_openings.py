@@ -22,12 +22,7 @@ HEX4 = "checkpoints/hex4-l3h32.pt"
 HEX5 = "checkpoints/hex5-l4h64.pt"
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
@@ -187,3 +182,24 @@ def test_openings_command_reviews_a_record(tmp_path, capsys):
     assert "biggest mistakes" in text
     data = json.loads(out.read_text())
     assert [m["move"] for m in data["moves"]] == "c2 b3 c3 a4 a1 b4".split()
+
+
+def test_search_can_bar_root_actions_and_reports_progress():
+    from conhex_zero.agents.evaluators import UniformEvaluator
+    from conhex_zero.agents.game_search import GameSearch
+    from conhex_zero.search import rng
+    from conhex_zero.search.mcts import SearchConfig
+
+    env = VecEnv("hex-3:swap")
+    state = play_moves(env, "a1")  # the second player may swap
+    swap = env.game.swap_action
+    search = GameSearch(env, UniformEvaluator(env), SearchConfig(scheme="puct", num_simulations=40, fpu=1.0))
+    keys = rng.make_keys(0, 1)
+    free = search.run(state, keys)
+    assert int(free.visit_counts[0, swap]) > 0
+    barred = torch.zeros(1, env.num_actions, dtype=torch.bool)
+    barred[0, swap] = True
+    calls = []
+    out = search.run(state, keys, exclude=barred, on_simulation=calls.append)
+    assert int(out.visit_counts[0, swap]) == 0 and int(out.action[0]) != swap
+    assert calls == list(range(1, 41))

@@ -4,7 +4,6 @@ import json
 from pathlib import Path
 
 import pytest
-import torch
 
 from conhex_zero.agents.players import PlayerSpecError
 from conhex_zero.env.notation import IllegalMoveError
@@ -19,13 +18,7 @@ ONE_FROM_WIN = ["c1", "a5", "c2", "b5", "c3", "d5", "c4", "e5"]
 HOPELESS_FOR_O = ["c1", "a1", "c2", "a2", "c3", "a3", "c4"]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """One game's small tensors: one thread is fastest (and as ``conhex-zero play`` runs)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_moves_by_name_or_id_and_clear_errors():

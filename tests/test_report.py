@@ -14,12 +14,7 @@ from conhex_zero.env.vec_env import VecEnv
 HEX4 = "checkpoints/hex4-l3h32.pt"
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_winning_chain_is_the_connecting_group():

@@ -16,19 +16,13 @@ from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 import pytest
-import torch
 
 from conhex_zero.cli.main import main
 from conhex_zero.games.game import parse_game
 from conhex_zero.play.server import MAX_BODY, GameServer, PlayServer, board_geometry, start_in_thread
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @contextmanager

@@ -95,14 +95,21 @@ def winning_chain(state: State) -> torch.Tensor:
     return (owner == state.winner[:, None]) & (owner >= 0) & (chain_reach == 3)
 
 
-def replay(env: VecEnv, actions: list[int]) -> list[State]:
-    """Every position of a game, from the empty board to the final one."""
-    state = env.initial_state(1)
-    states = [state]
-    for a in actions:
-        state = env.step(state, torch.tensor([a], device=env.device))
-        states.append(state)
-    return states
+def replay_games(env: VecEnv, games: list[list[int]]) -> tuple[State, list[State]]:
+    """Replay games in lockstep: the final positions ``[G]`` and, for each ply k, the batch of
+    positions of the games that still make a move at k (finished games never change)."""
+    G = len(games)
+    length = torch.tensor([len(g) for g in games])  # [G]
+    plies = int(length.max()) if G else 0
+    actions = torch.zeros(G, plies, dtype=torch.long)  # [G, L], 0-padded past each game's end
+    for g, moves in enumerate(games):
+        actions[g, :len(moves)] = torch.tensor(moves, dtype=torch.long)
+    state = env.initial_state(G)
+    before_move = []
+    for k in range(plies):
+        before_move.append(state[(length > k).to(env.device)])
+        state = env.step(state, actions[:, k])
+    return state, before_move
 
 
 def random_games(env: VecEnv, games: int, seed: int) -> tuple[int, int, list[int]]:
@@ -141,8 +148,8 @@ def collect(game: str | Game, checkpoint: Checkpoint | None, name: str, games: i
         match = play_match(rule_env, player, player, games, seed=seed + (1 if swap else 0), progress=progress)
         stats = RuleStats(game=rule_env.game.spec)
         evaluator = player.search.evaluator if checkpoint is not None else None
-        for record in match.records:
-            moves = [rule_env.game.parse_move(m) for m in record.moves]
+        actions = [[rule_env.game.parse_move(m) for m in record.moves] for record in match.records]
+        for record, moves in zip(match.records, actions):
             stats.games += 1
             stats.first_wins += int(record.winner == 0)
             swapped = rule_env.game.swap_action in moves
@@ -150,23 +157,21 @@ def collect(game: str | Game, checkpoint: Checkpoint | None, name: str, games: i
             stats.lengths.append(len(moves) - int(swapped))
             first = record.moves[record.opening] if len(record.moves) > record.opening else "-"
             stats.first_moves[first] = stats.first_moves.get(first, 0) + 1
-            states = replay(rule_env, moves)
-            final = states[-1]
-            if int(final.winner[0]) < 0:
-                stats.draws += 1
-                continue
-            decided += 1
-            owner = final.holes[0].long()
-            taken += (owner >= 0).float().cpu()
-            taken_win += (owner == final.winner[0]).float().cpu()
-            on_chain += winning_chain(final)[0].float().cpu()
-            conquered += (final.cells[0] >= 0).float().cpu()
-            if evaluator is not None:
-                running = State.cat(states[:-1])
-                logits, _ = evaluator(running)
-                prior = torch.softmax(logits.float(), 1)[:, :H].cpu()  # [P, H]
-                prior_sum += prior.sum(0)
-                positions += running.batch_size
+        final, positions_by_ply = replay_games(rule_env, actions)
+        decided_games = final.winner >= 0  # [G]
+        stats.draws = int((~decided_games).sum())
+        decided += int(decided_games.sum())
+        owner = final.holes.long()  # [G, H]
+        won = decided_games[:, None].float()  # [G, 1]
+        taken += ((owner >= 0).float() * won).sum(0).cpu()
+        taken_win += ((owner == final.winner[:, None]) & (owner >= 0)).float().sum(0).cpu()
+        on_chain += winning_chain(final).float().sum(0).cpu()
+        conquered += ((final.cells >= 0).float() * won).sum(0).cpu()
+        if evaluator is not None:
+            running = State.cat(positions_by_ply)  # every position before a move, all games
+            logits, _ = evaluator(running)
+            prior_sum += torch.softmax(logits.float(), 1)[:, :H].sum(0).cpu()  # [H]
+            positions += running.batch_size
         rules[swap] = stats
     result = GameStats(
         game=base.spec, player=name, sims=sims, no_swap=rules[False], swap=rules[True],

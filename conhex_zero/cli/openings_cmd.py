@@ -5,10 +5,9 @@ and a heatmap on the board picture)."""
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, resolve_device
+from conhex_zero.cli.common import CliError, load_record, output_json, resolve_device
 
 DEFAULT_SIMS = 200
 
@@ -90,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     size = parse_size(args.size)
     png = check_output(args.png, ".png", "--png")
     svg = check_output(args.svg, ".svg", "--svg")
-    json_path = check_output(args.json, ".json", "--json") if args.json not in (None, "-") else None
+    check_output(args.json, ".json", "--json")
     device = resolve_device(args.device)
     try:
         ckpt = load_checkpoint(args.checkpoint, device)
@@ -99,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     if args.record:
-        return review_record(args, json_path)
+        return review_record(args)
     env = VecEnv(args.game or ckpt.game, device)
     game = env.game
     if game.random_pieces:
@@ -126,12 +125,7 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
 
     print(format_table(analysis, args.top))
-    data = analysis.to_json()
-    if args.json == "-":
-        print(json.dumps(data, indent=2))
-    elif json_path is not None:
-        json_path.write_text(json.dumps(data, indent=2) + "\n")
-        print(f"wrote {json_path}")
+    output_json(analysis.to_json(), args.json)
     for path in (png, svg):
         if path is not None:
             draw_openings_map(analysis, env, state, path, size)
@@ -139,33 +133,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def review_record(args: argparse.Namespace, json_path: Path | None) -> int:
+def review_record(args: argparse.Namespace) -> int:
     """``--record``: the checkpoint reviews a recorded game, every position searched in one batch."""
     from conhex_zero.env.vec_env import VecEnv
-    from conhex_zero.records import RecordError, check_record, read_records, select_record
     from conhex_zero.records.review import format_review, review_game
 
     if args.after:
         raise CliError("give either --after MOVES or --record FILE, not both")
-    if not Path(args.record).is_file():
-        raise CliError(f"no record file at {args.record}")
-    try:
-        record = select_record(read_records(args.record, check=False), args.index, args.record)
-        check_record(record)
-    except RecordError as err:
-        raise CliError(str(err)) from None
+    record = load_record(args.record, args.index)
     env = VecEnv(args.game or record.game, resolve_device(args.device))
     review = review_game(env.game, record.moves, f"{args.checkpoint}:sims={args.sims}", seed=args.seed,
                          progress=not args.quiet, notation=record.notation, env=env)
     print(f"game {record.index} of {args.record}: {record.player_label(0)} vs {record.player_label(1)}: "
           f"{record.result_text()}")
     print(format_review(review))
-    data = review.to_json()
-    if args.json == "-":
-        print(json.dumps(data, indent=2))
-    elif json_path is not None:
-        json_path.write_text(json.dumps(data, indent=2) + "\n")
-        print(f"wrote {json_path}")
+    output_json(review.to_json(), args.json)
     return 0
 
 

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, print_json, resolve_device, use_color
+from conhex_zero.cli.common import CliError, load_record, print_json, resolve_device, use_color
 from conhex_zero.env.notation import play_moves, render_state, split_moves, summarize
 from conhex_zero.env.vec_env import VecEnv
 
@@ -91,19 +91,11 @@ def _record_json(record) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from conhex_zero.records import RecordError, check_record, read_records, select_record
-
     record = None
     if args.record:
         if args.game or args.moves:
             raise CliError("give either GAME MOVES... or --record FILE, not both")
-        if not Path(args.record).is_file():
-            raise CliError(f"no record file at {args.record}")
-        try:
-            record = select_record(read_records(args.record, check=False), args.index, args.record)
-            check_record(record)
-        except RecordError as err:
-            raise CliError(str(err)) from None
+        record = load_record(args.record, args.index)
         args.game, args.moves = record.game, record.moves
     elif not args.game:
         raise CliError("give a game spec and moves (e.g. conhex F6 swap E6), or --record FILE")
@@ -120,21 +112,9 @@ def run(args: argparse.Namespace) -> int:
                     f"{record.player_label(1)}: {record.result_text()}")
     sgf_path = _write_sgf(args, env, names, record) if args.to_sgf else None
 
-    if args.analyse:
-        review = _review(args, names, record)
-        if args.json:
-            out = review.to_json()
-            if record is not None:
-                out["record"] = _record_json(record)
-            if sgf_path:
-                out["sgf"] = sgf_path
-            print_json(out)
-            return 0
-    else:
-        review = None
+    review = _review(args, names, record) if args.analyse else None
     if args.json:
-        out = summarize(env, state)
-        out["moves"] = names
+        out = review.to_json() if review is not None else {**summarize(env, state), "moves": names}
         if record is not None:
             out["record"] = _record_json(record)
         if sgf_path:
