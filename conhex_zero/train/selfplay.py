@@ -106,6 +106,9 @@ class SelfPlay:
         self.pending_value = torch.zeros(G * L, device=dev)
         self.pending_count = torch.zeros(G, dtype=torch.long, device=dev)
         self.L = L
+        # Cell c of a position before the swap is cell swap(c) after it.
+        swap_sym = env.game.board.symmetry(env.game.board.swap_symmetry)
+        self._swap_cell_perm = torch.tensor(swap_sym.cell_perm, dtype=torch.long, device=dev)
 
     # ------------------------------------------------------------ randomness
     def _keys(self, game_id: Tensor) -> Tensor:
@@ -150,10 +153,14 @@ class SelfPlay:
                 legal = env.legal_mask(sub).gather(1, sampled[:, None])[:, 0]
                 act = torch.where(early & legal, sampled, act)
             actions[rows] = act
-            value[rows] = out.root_value
+            # The value of the move played (its Q), not the root average over Gumbel candidates,
+            # which understates strong positions; the root value where the move was not visited.
+            visited = out.visit_counts.gather(1, act[:, None])[:, 0] > 0
+            chosen = torch.where(visited, out.q_values.gather(1, act[:, None])[:, 0], out.root_value)
+            value[rows] = chosen
             stats.simulations += rows.numel() * sims
             if is_full:
-                self._record(rows, sub, out.policy_target, out.root_value, stats)
+                self._record(rows, sub, out.policy_target, chosen, stats)
         stats.moves += G
 
         # Resignation (control games only note that they would have resigned).
@@ -196,6 +203,10 @@ class SelfPlay:
         mover = positions.to_move
         outcome = torch.where(winner == mover, 1, -1)
         final = s.cells[owner].long()  # [m, C]
+        if env.game.swap:  # positions before a swap see the board in the pre-swap frame: map back
+            pre_swap = self.swapped[owner] & (positions.ply <= env.game.swap_ply)
+            unswapped = final[:, self._swap_cell_perm]
+            final = torch.where(pre_swap[:, None], unswapped, final)
         ownership = torch.where(final < 0, 0, torch.where(final == mover[:, None], 1, -1))
         replay.add(positions, self.pending_policy[rows], outcome, ownership)
         added = positions.batch_size
