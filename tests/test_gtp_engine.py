@@ -21,7 +21,6 @@ ENGINE = f"{sys.executable} -m conhex_zero.cli.main gtp"
 ANALYSIS_LINE = re.compile(r"^(\w+) visits (\d+) winrate (-|0\.\d{3}|1\.000) prior ([01]\.\d{4}) pv (\w+(?: \w+)*)$")
 
 
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def check(engine, pairs):

@@ -22,7 +22,6 @@ HEX4 = "checkpoints/hex4-l3h32.pt"
 HEX5 = "checkpoints/hex5-l4h64.pt"
 
 
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])

@@ -18,7 +18,6 @@ ONE_FROM_WIN = ["c1", "a5", "c2", "b5", "c3", "d5", "c4", "e5"]
 HOPELESS_FOR_O = ["c1", "a1", "c2", "a2", "c3", "a3", "c4"]
 
 
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_moves_by_name_or_id_and_clear_errors():

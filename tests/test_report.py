@@ -14,7 +14,6 @@ from conhex_zero.env.vec_env import VecEnv
 HEX4 = "checkpoints/hex4-l3h32.pt"
 
 
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_winning_chain_is_the_connecting_group():

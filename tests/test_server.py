@@ -22,7 +22,6 @@ from conhex_zero.games.game import parse_game
 from conhex_zero.play.server import MAX_BODY, GameServer, PlayServer, board_geometry, start_in_thread
 
 
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @contextmanager
