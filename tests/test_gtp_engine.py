@@ -7,7 +7,6 @@ import re
 import sys
 from pathlib import Path
 
-import pytest
 
 from conhex_zero import __version__
 from conhex_zero.agents.gtp_player import GTPPlayer

@@ -10,11 +10,10 @@ import pytest
 
 from conhex_zero.agents.arena import play_match
 from conhex_zero.agents.evaluators import NetworkEvaluator
-from conhex_zero.agents.players import PolicyPlayer, make_player
+from conhex_zero.agents.players import PolicyPlayer, make_player, network_player
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.nn.checkpoint import load_checkpoint
 from conhex_zero.train.config import load_config
-from conhex_zero.train.evaluate import network_player
 from conhex_zero.train.loop import train
 from hex_solver import HexSolver
 
@@ -50,6 +49,6 @@ def test_training_learns_hex_4x4(tmp_path):
     policy = PolicyPlayer(env, NetworkEvaluator(ckpt.model, env), "policy")
     opening = env.game.action_name(int(policy.act(env.initial_state(1))[0]))
     assert opening in winning, f"the raw policy opens {opening}"
-    agent = network_player(env, ckpt.model, sims=16, name="agent", seed=0)
+    agent = network_player(env, ckpt.model, 16, 0, name="agent")
     assert first_player_win_rate(env, agent, "random", range(60)) >= 0.95
     assert first_player_win_rate(env, agent, "mcts-rollout:64", range(30)) >= 0.95

@@ -3,7 +3,6 @@
 import json
 import struct
 
-import pytest
 import torch
 
 from conhex_zero.analysis.game_stats import random_games, winning_chain

@@ -118,10 +118,8 @@ def random_openings(env: VecEnv, state: State, keys: torch.Tensor, plies: int) -
     for attempt in range(100):
         s = start
         for ply in range(plies):
-            legal = env.legal_mask(s)
-            legal[:, env.game.swap_action] = False
             u = rng.uniform(rng.fold(keys, 0x0BE + attempt), ply, env.num_actions)
-            action = (u * legal).argmax(1)
+            action = env.random_actions(s, uniforms=u, swap=False)
             moves[:, ply] = torch.where(redo, action, moves[:, ply])
             s = env.step(s, action)
         state = s if attempt == 0 else state.where(redo, s)

@@ -8,7 +8,7 @@ reference); uniform prior with value 0.
 from __future__ import annotations
 
 import contextlib
-from typing import Protocol
+from typing import Callable, Protocol
 
 import torch
 from torch import Tensor
@@ -66,23 +66,31 @@ class RolloutEvaluator:
             for ply in range(env.game.max_plies):
                 if ply % 4 == 0 and bool(s.done.all()):
                     break
-                s = env.step(s, (priority * env.legal_mask(s)).argmax(1))
+                s = env.step(s, env.random_actions(s, uniforms=priority))
             total += torch.where(s.winner == state.to_move, 1.0, -1.0)
         return torch.zeros(B, A, device=state.device), total / self.rollouts
 
 
 class NetworkEvaluator:
-    """The graph network (bf16 autocast on CUDA); illegal actions get logit ``NEG``."""
+    """The graph network (bf16 autocast on CUDA); illegal actions get logit ``NEG``.
 
-    def __init__(self, model: GraphNet, env: VecEnv, autocast: bool = True):
+    ``compile=True`` runs the model through ``torch.compile`` (the shapes are fixed by the batch).
+    ``timer``, a context manager factory, wraps the model call alone (benchmarks time the network
+    apart from the encoding)."""
+
+    def __init__(self, model: GraphNet, env: VecEnv, autocast: bool = True, compile: bool = False,
+                 timer: Callable[[], contextlib.AbstractContextManager] | None = None):
         self.model = model.to(env.device).eval()
         self.env = env
         self.encoder = Encoder(env)
         self.autocast = autocast and env.device.type == "cuda"
+        self.forward = torch.compile(self.model) if compile else self.model
+        self.timer = timer
 
     def __call__(self, state: State) -> tuple[Tensor, Tensor]:
         ctx = torch.autocast("cuda", dtype=torch.bfloat16) if self.autocast else contextlib.nullcontext()
-        with torch.no_grad(), ctx:
-            logits, value, _ = self.model(self.encoder(state), self.encoder.graph)
+        encoded = self.encoder(state)
+        with torch.no_grad(), ctx, (self.timer() if self.timer else contextlib.nullcontext()):
+            logits, value, _ = self.forward(encoded, self.encoder.graph)
         legal = self.env.legal_mask(state)
         return torch.where(legal, logits.float(), NEG), value.float()

@@ -11,6 +11,7 @@ gives each game's moves so far (players that must replay the game, like external
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 from typing import Protocol
@@ -23,6 +24,7 @@ from conhex_zero.agents.game_search import GameSearch
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.nn.checkpoint import load_checkpoint
+from conhex_zero.nn.model import GraphNet
 from conhex_zero.search import rng
 from conhex_zero.search.mcts import SearchConfig, SearchOutput
 
@@ -53,7 +55,7 @@ class RandomPlayer:
 
     def act(self, state: State, keys: Tensor | None = None, history: list[list[int]] | None = None) -> Tensor:
         u = rng.uniform(rng.fold(_keys(state, keys, self.seed), 0x52), 0, self.env.num_actions)
-        return (u * self.env.legal_mask(state)).argmax(1)
+        return self.env.random_actions(state, uniforms=u)
 
 
 class PolicyPlayer:
@@ -79,18 +81,32 @@ class SearchPlayer:
         return self.last.action
 
 
-def rollout_player(env: VecEnv, simulations: int, seed: int = 0) -> SearchPlayer:
-    config = SearchConfig(scheme="puct", num_simulations=simulations, c_puct=ROLLOUT_C_PUCT, fpu=1.0)
-    gs = GameSearch(env, RolloutEvaluator(env, seed=seed), config, tactics=False)
+def rollout_config(simulations: int, root_noise: bool = False) -> SearchConfig:
+    """The search of the ``mcts-rollout:K`` reference: PUCT over uniform priors, every action tried
+    once before any is revisited; ``root_noise`` adds Dirichlet noise (for varied analysis games)."""
+    return SearchConfig(scheme="puct", num_simulations=simulations, c_puct=ROLLOUT_C_PUCT, fpu=1.0,
+                        dirichlet_fraction=0.25 if root_noise else 0.0, dirichlet_alpha=0.3)
+
+
+def rollout_player(env: VecEnv, simulations: int, seed: int = 0, root_noise: bool = False) -> SearchPlayer:
+    gs = GameSearch(env, RolloutEvaluator(env, seed=seed), rollout_config(simulations, root_noise), tactics=False)
     return SearchPlayer(env, gs, f"mcts-rollout:{simulations}", seed)
 
 
-def network_player(env: VecEnv, checkpoint: str | Path, simulations: int = DEFAULT_SIMS, seed: int = 0,
-                   config: SearchConfig | None = None) -> SearchPlayer:
-    ckpt = load_checkpoint(checkpoint, env.device)
+def network_player(env: VecEnv, source: GraphNet | str | Path, simulations: int = DEFAULT_SIMS, seed: int = 0,
+                   config: SearchConfig | None = None, name: str | None = None) -> SearchPlayer:
+    """A network with Gumbel search (no root noise unless ``config`` says so), from a model (copied,
+    so later training does not change the player) or a checkpoint file."""
+    if isinstance(source, GraphNet):
+        model = copy.deepcopy(source).eval()
+        name = name or source.name
+    else:
+        model = load_checkpoint(source, env.device).model
+        name = name or str(source)
     config = config or SearchConfig(scheme="gumbel", num_simulations=simulations, gumbel_scale=0.0)
-    gs = GameSearch(env, NetworkEvaluator(ckpt.model, env), config, tactics=True)
-    return SearchPlayer(env, gs, f"{checkpoint}:sims={config.num_simulations}", seed)
+    gs = GameSearch(env, NetworkEvaluator(model, env), config, tactics=True)
+    label = name if isinstance(source, GraphNet) else f"{name}:sims={config.num_simulations}"
+    return SearchPlayer(env, gs, label, seed)
 
 
 def make_player(spec: str, env: VecEnv, seed: int = 0, simulations: int | None = None,

@@ -23,9 +23,7 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from conhex_zero.agents.arena import play_match
-from conhex_zero.agents.evaluators import NetworkEvaluator, RolloutEvaluator
-from conhex_zero.agents.game_search import GameSearch
-from conhex_zero.agents.players import ROLLOUT_C_PUCT, SearchPlayer
+from conhex_zero.agents.players import SearchPlayer, network_player, rollout_player
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.games.game import Game, parse_game
@@ -78,13 +76,9 @@ def noisy_player(env: VecEnv, checkpoint: Checkpoint | None, name: str, sims: in
     """The checkpoint with Gumbel search and root noise (strong, but games differ); without a
     checkpoint, rollout MCTS (as ``mcts-rollout:K``) with Dirichlet root noise."""
     if checkpoint is None:
-        config = SearchConfig(scheme="puct", num_simulations=sims, c_puct=ROLLOUT_C_PUCT, fpu=1.0,
-                              dirichlet_fraction=0.25, dirichlet_alpha=0.3)
-        search = GameSearch(env, RolloutEvaluator(env, seed=seed), config, tactics=False)
-        return SearchPlayer(env, search, f"mcts-rollout:{sims}", seed)
+        return rollout_player(env, sims, seed, root_noise=True)
     config = SearchConfig(scheme="gumbel", num_simulations=sims, gumbel_scale=1.0)
-    search = GameSearch(env, NetworkEvaluator(checkpoint.model, env), config, tactics=True)
-    return SearchPlayer(env, search, f"{name}:sims={sims}", seed)
+    return network_player(env, checkpoint.model, sims, seed, config=config, name=f"{name}:sims={sims}")
 
 
 def winning_chain(state: State) -> torch.Tensor:

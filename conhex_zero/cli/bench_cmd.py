@@ -1,4 +1,5 @@
-"""``conhex-zero bench env|net|search ...``: throughput of the engine, the network, the search."""
+"""``conhex-zero bench env|net|search|selfplay ...``: throughput of the engine, the network, the
+search and the whole self-play loop of a training config."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from conhex_zero.cli.common import CliError, print_json, resolve_device
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="measure throughput",
                        description="Measure throughput: 'bench env' (rules engine), 'bench net' (network "
-                       "evaluations), 'bench search' (batched MCTS with the network).")
+                       "evaluations), 'bench search' (batched MCTS with the network), 'bench selfplay' (the "
+                       "self-play loop of a training config).")
     what = p.add_subparsers(dest="what", metavar="WHAT")
     env = what.add_parser("env", help="rules engine: live steps per second of random games",
                           description="Random games (a random permutation of the holes per game, "
@@ -26,9 +28,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     env.add_argument("--json", action="store_true", help="print the result as JSON")
     env.set_defaults(run=run_env)
 
-    net = what.add_parser("net", help="network: evaluations per second (encoding included)",
-                          description="Evaluate positions from random games with a freshly "
-                          "initialised network of the given size.")
+    net = what.add_parser("net", help="network: evaluations per second (the model alone)",
+                          description="Evaluate encoded positions from random games with a freshly "
+                          "initialised network of the given size (bf16 autocast on CUDA). The figure "
+                          "counts the model alone; the encoder's throughput is reported apart.")
     search = what.add_parser("search", help="batched search: simulations per second, network share",
                              description="Full searches (Gumbel, exact one-move tactics) with a freshly "
                              "initialised network; reports simulations per second and the fraction of time "
@@ -41,10 +44,27 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         sp.add_argument("--seconds", type=float, default=3.0, help="measuring time (default: 3)")
         sp.add_argument("--threads", type=int, default=None, help="torch CPU threads")
         sp.add_argument("--json", action="store_true", help="print the result as JSON")
+    net.add_argument("--compile", action="store_true", help="run the model through torch.compile")
     search.add_argument("--sims", type=int, default=64, help="simulations per search (default: 64)")
     search.add_argument("--scheme", default="gumbel", choices=["gumbel", "puct"])
     net.set_defaults(run=run_net)
     search.set_defaults(run=run_search)
+
+    sp = what.add_parser("selfplay", help="the self-play loop of a training config: positions/s, syncs",
+                         description="Run the real self-play loop of a training config (its games, "
+                         "searches, playout cap, resignation and replay writes) with a freshly "
+                         "initialised network for about --seconds, after a warm-up. Reports positions "
+                         "(moves) and simulations per second, the network's share of the time (the model "
+                         "call alone), batched steps, host-synchronising ops per step (counted under "
+                         "torch's profiler over three extra steps) and peak memory.")
+    sp.add_argument("--config", metavar="FILE", help="training config (default: configs/tiny.yaml's "
+                    "built-in defaults)")
+    sp.add_argument("--device", help="cpu or cuda (default: the config's)")
+    sp.add_argument("--seconds", type=float, default=10.0, help="measuring time (default: 10)")
+    sp.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: the config's)")
+    sp.add_argument("--json", action="store_true", help="print the result as JSON")
+    sp.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. selfplay.games=1024")
+    sp.set_defaults(run=run_selfplay)
     p.set_defaults(run=lambda args: (p.print_help(), 2)[1])
 
 
@@ -66,12 +86,13 @@ def run_net(args: argparse.Namespace) -> int:
     from conhex_zero.bench.search_bench import bench_network
 
     device = _common(args)
-    r = bench_network(args.game, args.model, args.batch, device, args.seconds, args.threads)
+    r = bench_network(args.game, args.model, args.batch, device, args.seconds, args.threads, args.compile)
     if args.json:
         print_json(r)
     else:
         print(f"{r['model']} ({r['parameters']:,} parameters) on {r['game']}, batch {r['batch']}, "
-              f"{r['device']} ({r['threads']} threads): {r['evals_per_s']:,.0f} evaluations/s")
+              f"{r['device']} ({r['threads']} threads, {r['dtype']}{', compiled' if r['compiled'] else ''}): "
+              f"{r['evals_per_s']:,.0f} evaluations/s (encoder apart: {r['encodings_per_s']:,.0f} positions/s)")
     return 0
 
 
@@ -109,4 +130,36 @@ def run_env(args: argparse.Namespace) -> int:
         print(f"{result['game']} batch {result['batch']} on {result['device']} "
               f"({result['threads']} threads): {result['steps_per_s']:,.0f} steps/s, "
               f"{result['games_per_s']:,.0f} games/s")
+    return 0
+
+
+def run_selfplay(args: argparse.Namespace) -> int:
+    from conhex_zero.bench.selfplay_bench import bench_selfplay
+    from conhex_zero.train.config import ConfigError, load_config
+
+    if args.seconds <= 0:
+        raise CliError("--seconds must be positive")
+    if args.threads is not None and args.threads < 1:
+        raise CliError("--threads must be at least 1")
+    overrides = list(args.overrides)
+    if args.device:
+        overrides.append(f"device={resolve_device(args.device)}")
+    try:
+        config = load_config(args.config, overrides)
+    except ConfigError as err:
+        raise CliError(str(err)) from None
+    resolve_device(config.device)
+    threads = args.threads if args.threads is not None else (config.threads or None)
+    r = bench_selfplay(config, args.seconds, threads=threads)
+    r["config"] = args.config
+    if args.json:
+        print_json(r)
+    else:
+        syncs = "not counted (a profiler is running)" if r["syncs_per_step"] is None else f"{r['syncs_per_step']:.2f}"
+        print(f"self-play of {args.config or 'the default config'}: {r['game']}, {r['model']}, {r['games']} games, "
+              f"{r['device']} ({r['threads']} threads)\n"
+              f"  {r['positions_per_s']:,.0f} positions/s, {r['simulations_per_s']:,.0f} simulations/s, "
+              f"{r['recorded_per_s']:,.0f} recorded/s over {r['steps']} steps in {r['seconds']:.1f} s\n"
+              f"  network {100 * r['network_fraction']:.0f}% of the time; host syncs per step {syncs}; "
+              f"peak memory {r['peak_memory_mb']:,.0f} MiB")
     return 0

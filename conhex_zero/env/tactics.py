@@ -6,8 +6,9 @@ chain they create touches every side that they, or the player's chains next to t
 each chain's side contacts cached in the state (``reach``), a hole wins when the OR of those bits
 over its ripe cells is both sides: a few gathers and bit folds over [B, C, 8] and [B, H, 8].
 
-``losing_actions`` does try moves, but only in games where the opponent threatens to win: each legal
-action is played in a batch and the opponent's winning moves are looked up in the result.
+``losing_actions`` does try moves: every action of every game is played in one batch and the
+opponent's winning moves are looked up in the result (only games where the opponent threatens to win
+can have losing actions).
 """
 
 from __future__ import annotations
@@ -62,24 +63,21 @@ class Tactics:
         return (hole_gain == 3) & empty & live
 
     def losing_actions(self, state: State, legal: Tensor | None = None) -> Tensor:
-        """``[B, A]`` bool: legal actions after which the opponent, moving next, can win at once."""
+        """``[B, A]`` bool: legal actions after which the opponent, moving next, can win at once.
+
+        Every action of every game is tried in one batch of ``B * A`` positions (fixed shapes, no
+        host synchronisation); only games where the opponent threatens to win can have any.
+        """
         env = self.env
         legal = env.legal_mask(state) if legal is None else legal
-        A = env.num_actions
-        out = torch.zeros_like(legal)
-        threatened = self.winning_moves(state, 1 - state.to_move).any(1) & (state.winner < 0)
-        rows = threatened.nonzero().squeeze(1)
-        if rows.numel() == 0:
-            return out
-        sub = state[rows]
-        T = rows.numel()
-        tried = sub.map(lambda t: t.repeat_interleave(A, dim=0))  # [T*A] copies
-        actions = torch.arange(A, device=env.device).repeat(T)  # [T*A]
+        B, A = legal.shape
+        threatened = self.winning_moves(state, 1 - state.to_move).any(1) & (state.winner < 0)  # [B]
+        tried = state.map(lambda t: t.repeat_interleave(A, dim=0))  # [B*A] copies
+        actions = torch.arange(A, device=env.device).repeat(B)  # [B*A]
         after = env.step(tried, actions)
         opponent_moves = after.to_move != tried.to_move
-        loses = (self.winning_moves(after).any(1) & opponent_moves).view(T, A)
-        out[rows] = loses & legal[rows]
-        return out
+        loses = (self.winning_moves(after).any(1) & opponent_moves).view(B, A)
+        return loses & legal & threatened[:, None]
 
     def focus(self, state: State, legal: Tensor | None = None) -> Tensor:
         """``[B, A]`` the legal actions worth searching: the winning moves if any; else the actions

@@ -2,8 +2,7 @@
 
 ``VecEnv`` holds only constant tables (on its device); states are passed in and returned, never
 mutated (except by ``reset_done(..., in_place=True)``, on request). ``step`` is a fixed sequence of tensor ops over the whole batch (no Python loop over games,
-holes or cells; no host synchronisation except to look up swapping games when the swap rule is on,
-and to validate actions with ``check=True``):
+holes or cells; no host synchronisation except to validate actions with ``check=True``):
 
 1. the piece goes on its hole;
 2. the mover's counts of the (at most K) cells around that hole go up by one;
@@ -28,7 +27,7 @@ import torch
 from torch import Tensor
 
 from conhex_zero.env.ops import both, or_bytes, padded_width, select
-from conhex_zero.env.state import State
+from conhex_zero.env.state import FIELDS, State
 from conhex_zero.env.symmetry import SymmetryTables
 from conhex_zero.games.board import PLAYER_SIDES
 from conhex_zero.games.game import Game, parse_game
@@ -122,17 +121,19 @@ class VecEnv:
                    in_place: bool = False) -> State:
         """Finished games replaced by new ones; running games untouched.
 
-        ``in_place=True`` overwrites the finished games in ``state``'s own tensors instead of
-        copying them: for loops that own the state (such as the one ``step`` just returned).
+        Every game is blended with a fresh one under the ``done`` mask (no host synchronisation;
+        with random opening pieces the fresh games are drawn for the whole batch).
+        ``in_place=True`` writes into ``state``'s own tensors instead of new ones: for loops that
+        own the state (such as the one ``step`` just returned).
         """
-        idx = state.done.nonzero().squeeze(1)
-        if idx.numel() == 0:
-            return state
-        if self.game.random_pieces:
-            fresh = self.reset(idx.numel(), generator)
-        else:  # every new game is the same empty board: one row, broadcast
-            fresh = self._empty_row
-        return state.put(idx, fresh, in_place=in_place)
+        done = state.done
+        fresh = self.reset(state.batch_size, generator) if self.game.random_pieces else self._empty_row
+        out = state.where(done, fresh)
+        if not in_place:
+            return out
+        for name in FIELDS:
+            getattr(state, name).copy_(getattr(out, name))
+        return state
 
     # ------------------------------------------------------------------ legal
     def legal_mask(self, state: State) -> Tensor:
@@ -148,10 +149,15 @@ class VecEnv:
             swap_ok = torch.zeros_like(live)
         return torch.cat([holes_ok, swap_ok[:, None]], dim=1)
 
-    def random_actions(self, state: State, generator: torch.Generator | None = None) -> Tensor:
-        """``[B]`` uniformly random legal actions (0 for finished games)."""
+    def random_actions(self, state: State, generator: torch.Generator | None = None,
+                       uniforms: Tensor | None = None, swap: bool = True) -> Tensor:
+        """``[B]`` uniformly random legal actions (0 for finished games): the legal action with the
+        highest of ``uniforms`` ``[B, A]`` (counter-based randomness, see ``search.rng``), or of
+        fresh uniforms drawn from ``generator``. ``swap=False`` never picks the swap."""
         legal = self.legal_mask(state)
-        u = torch.rand(legal.shape, generator=generator, device=self.device)
+        if not swap:
+            legal[:, self.game.swap_action] = False
+        u = uniforms if uniforms is not None else torch.rand(legal.shape, generator=generator, device=self.device)
         return (u * legal).argmax(dim=1)
 
     # ------------------------------------------------------------------- step
@@ -159,8 +165,7 @@ class VecEnv:
         """Apply ``action`` [B] to every game; returns the new state.
 
         With ``check=True`` illegal actions raise ``IllegalActionError`` (this synchronises with the
-        device); without it they are not detected, except that finished games never change. With the
-        swap rule on, the step looks up which games swap (one host synchronisation).
+        device); without it they are not detected, except that finished games never change.
         """
         action = action.to(device=self.device, dtype=torch.long)
         if check:
@@ -227,10 +232,8 @@ class VecEnv:
             ply=ply,
             winner=torch.where(win, p, state.winner),
         )
-        if self.game.swap:
-            swapping = (live & is_swap).nonzero().squeeze(1)
-            if swapping.numel():
-                next_state = next_state.put(swapping, self._swapped(state[swapping]))
+        if self.game.swap:  # the pie rule: games that swap take the mapped position (no sync)
+            next_state = next_state.where(live & is_swap, self._swapped(state))
         return next_state
 
     def _swapped(self, state: State) -> State:

@@ -7,9 +7,11 @@ edge type, a mean-pooled global term), so one set of weights plays ConHex and He
 a board symmetry permutes the policy and ownership and leaves the value unchanged.
 
 Block (pre-norm residual): y = LayerNorm(x); the mean over each edge type's neighbours (3 static
-types as one sparse matmul, plus the dynamic cell-side contacts) and the global mean are weighted
-per channel by learned gates and summed into m; then x += W2 GELU(W1 [y, m]). That is 6 h^2
-multiply-adds per node and layer, plus the sparse aggregation over the board's real edges.
+types as dense matmuls by the blocks of the board's graph, see ``encode.Graph``, plus the dynamic
+cell-side contacts) and the global mean are weighted per channel by learned gates and summed into
+m; then x += W2 GELU(W1 [y, m]). That is 6 h^2 multiply-adds per node and layer, plus about 70
+(ConHex) per node and channel for the aggregation. Every op runs in the compute dtype (bf16 under autocast) on CPU and
+CUDA alike; no sparse kernel is used.
 Models are named by size: ``l8h128`` = 8 blocks of width 128.
 """
 
@@ -60,19 +62,24 @@ class Block(nn.Module):
 
     def forward(self, x: Tensor, graph: Graph, contact_to_cells: Tensor, contact_to_sides: Tensor) -> Tensor:
         N, B, h = x.shape
-        H, C, T = graph.num_holes, graph.num_cells, graph.num_types
+        H, C = graph.num_holes, graph.num_cells
         y = self.norm(x)  # [N, B, h]
-        gates = self.gates.to(y.dtype)
-        static = torch.sparse.mm(graph.adjacency, y.reshape(N, B * h).float())  # [T*N, B*h]
-        static = static.to(y.dtype).view(T, N, B, h)
-        m = static[0] * gates[0]  # [N, B, h]  (an einsum over t is 10x slower on CPU)
-        for t in range(1, T):
-            m = m + static[t] * gates[t]
-        cells, sides = y[H:H + C], y[H + C:]  # [C, B, h], [4, B, h]
+        g = self.gates.to(y.dtype)  # [T + 2, h]: incidence, adjacency, sides, contacts, global
+        holes, cells, sides = y[:H], y[H:H + C], y[H + C:]
+        dtype = None if torch.is_autocast_enabled(y.device.type) else y.dtype
+
+        def mean(block: Tensor, nodes: Tensor) -> Tensor:  # [R, K] @ [K, B*h] -> [R, B, h]
+            block = block if dtype is None else block.to(dtype)
+            return (block @ nodes.reshape(nodes.shape[0], B * h)).view(block.shape[0], B, h)
+
+        from_cells = mean(graph.from_cells, cells)  # [H + C + 4, B, h]
         to_cells = torch.einsum("bcs,sbh->cbh", contact_to_cells, sides)  # mean over touched sides
         to_sides = torch.einsum("bcs,cbh->sbh", contact_to_sides, cells)  # mean over touching cells
-        dynamic = torch.cat([y.new_zeros(H, B, h), to_cells, to_sides], dim=0)  # [N, B, h]
-        m = m + dynamic * gates[T] + y.mean(dim=0, keepdim=True) * gates[T + 1]
+        m_holes = from_cells[:H] * g[0]
+        m_cells = (mean(graph.cells_from_holes, holes) * g[0] + from_cells[H:H + C] * g[1]
+                   + mean(graph.cells_from_sides, sides) * g[2] + to_cells * g[3])
+        m_sides = from_cells[H + C:] * g[2] + to_sides * g[3]
+        m = torch.cat([m_holes, m_cells, m_sides]) + y.mean(dim=0, keepdim=True) * g[4]  # [N, B, h]
         # W1 [y, m] as two matmuls into one output (no concatenated copy).
         w_y, w_m = self.mix.weight[:, :h].to(y.dtype), self.mix.weight[:, h:].to(y.dtype)
         z = torch.addmm(self.mix.bias.to(y.dtype), y.reshape(N * B, h), w_y.T)
@@ -84,8 +91,8 @@ class GraphNet(nn.Module):
     """Policy logits ``[B, H + 1]``, value ``[B]`` in [-1, 1], ownership ``[B, C]`` in [-1, 1];
     all from the mover's point of view (ownership +1: the mover will own the cell).
 
-    Runs node-major (``[N, B, h]``) so the sparse aggregation multiplies ``[T*N, N]`` by the
-    hidden states viewed as ``[N, B*h]`` without copies.
+    Runs node-major (``[N, B, h]``) so the aggregation multiplies ``[T*N, N]`` by the hidden
+    states viewed as ``[N, B*h]`` without copies.
     """
 
     def __init__(self, config: ModelConfig, num_features: int, num_types: int = 3):

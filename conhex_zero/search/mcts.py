@@ -4,20 +4,28 @@ The caller gives the root (prior logits, value, legal actions and an opaque embe
 and ``recurrent_fn(embedding, action) -> Transition``; the search imports neither rules nor
 network. Values are always from the point of view of the player to move; a transition's
 ``discount`` is +1 when the same player moves again, -1 when the other does, 0 when the game ended
-(its ``reward`` is then the result for the player who acted). Terminal nodes are exact.
+(its ``reward`` is then the result for the player who acted; rewards of other transitions must be
+0). Terminal nodes are exact.
 
-Two schemes (``SearchConfig.scheme``):
+Two schemes (``SearchConfig.scheme``, rules in ``select.py``): ``puct`` (AlphaZero, Dirichlet root
+noise, the visit distribution as policy target) and ``gumbel`` (Gumbel MuZero: Gumbel-top-k root
+candidates with sequential halving, the deterministic in-tree rule, the improved policy as target).
 
-* ``puct``: AlphaZero. Score Q + c * P * sqrt(sum N) / (1 + N), unvisited Q = the node's value
-  (or a fixed ``fpu``), Dirichlet noise on the root prior; the policy target is the visit
-  distribution.
-* ``gumbel``: Gumbel MuZero (Danihelka et al., 2022). At the root, Gumbel-top-k candidates and
-  sequential halving on g + logits + sigma(completed Q); inside the tree, the deterministic rule
-  argmax(pi' - N / (1 + sum N)) with pi' = softmax(logits + sigma(completed Q)); the policy
-  target is pi' at the root.
+One simulation, the same fixed sequence of tensor ops for every search (no ``.item()``, no
+``nonzero``, no branch on tensor values, so no host synchronisation and a shape a CUDA graph can
+capture):
 
-Each simulation descends (one synchronisation per depth level to know when all searches have
-stopped), expands at most one node per search, and backs the value up along the recorded path.
+1. *descend*: ``min(sim + 1, max_depth)`` steps, each two gathers: the node's cached next edge
+   (``Tree.next_edge``) and the child behind it; searches that reached an unexpanded edge or a
+   terminal node stop moving (masked);
+2. *expand*: one ``recurrent_fn`` call for the whole batch at each search's leaf edge (searches
+   whose path ended on an existing node write to the scratch node);
+3. *back up*: the leaf's value, signed along the path by a cumulative product of the discounts,
+   added to every edge and node of the path in two scatter-adds;
+4. *refresh*: the in-tree rule re-run for the path's nodes and the new leaf, all in one batch.
+
+A simulation that walks ``max_depth`` edges without finding a leaf backs up the value of the node
+it reached (no expansion); trees of up to 200 simulations were measured at most 15 deep.
 """
 
 from __future__ import annotations
@@ -29,9 +37,10 @@ import torch
 from torch import Tensor
 
 from conhex_zero.search import rng
+from conhex_zero.search import select as rules
 from conhex_zero.search.halving import considered_table
 from conhex_zero.search.pytree import tree_map
-from conhex_zero.search.tree import NEG, Tree, new_tree
+from conhex_zero.search.tree import NEG, UNEXPANDED, Tree, decode_child, new_tree, terminal_code
 
 INF = float("inf")
 
@@ -44,6 +53,9 @@ class SearchConfig:
     """'gumbel' (Gumbel MuZero, strong with few simulations) or 'puct' (AlphaZero)."""
     num_simulations: int = 64
     """Simulations per search (each adds at most one node)."""
+    max_depth: int = 32
+    """Most edges a simulation walks down the tree (a fixed bound keeps a simulation free of host
+    synchronisation; see the module docstring)."""
     c_puct: float = 1.25
     """PUCT exploration constant."""
     fpu: float | None = None
@@ -68,6 +80,8 @@ class SearchConfig:
             raise ValueError(f"search scheme {self.scheme!r}: expected 'gumbel' or 'puct'")
         if self.num_simulations < 1:
             raise ValueError("num_simulations must be at least 1")
+        if self.max_depth < 1:
+            raise ValueError("max_depth must be at least 1")
 
 
 @dataclass
@@ -97,28 +111,65 @@ class SearchOutput:
     visit_counts: Tensor  # [B, A]
     visit_probs: Tensor  # [B, A]
     policy_target: Tensor  # [B, A] improved policy (Gumbel) or visit distribution (PUCT)
-    root_value: Tensor  # [B] for the player to move at the root
+    root_value: Tensor  # [B] mean value of the root for the player to move
     q_values: Tensor  # [B, A] mean return of each root action (0 where unvisited)
     pv: Tensor  # [B, pv_depth] principal variation, -1 past its end
     tree: Tree
 
+    @property
+    def action_value(self) -> Tensor:
+        """``[B]`` the chosen action's Q (the root's mean value where it was not visited): the value
+        of the move the search plays, which the root mean understates when the search also tried
+        weak moves (as Gumbel's sequential halving does)."""
+        a = self.action[:, None]
+        visited = self.visit_counts.gather(1, a)[:, 0] > 0
+        return torch.where(visited, self.q_values.gather(1, a)[:, 0], self.root_value)
 
-def _masked_softmax(logits: Tensor, legal: Tensor) -> Tensor:
-    return torch.softmax(torch.where(legal, logits, NEG), dim=-1) * legal
+    def line(self, first: Tensor, depth: int) -> Tensor:
+        """``[B, depth]`` the most visited line starting with root action ``first`` ``[B]``."""
+        return principal_variation(self.tree, first, depth)
+
+
+def principal_variation(tree: Tree, first: Tensor, depth: int) -> Tensor:
+    """``[B, depth]`` actions: ``first`` from the root, then the most visited action at each node
+    on the way; -1 past the end of the tree."""
+    B = tree.batch_size
+    pv = torch.full((B, depth), -1, dtype=torch.long, device=first.device)
+    node = torch.zeros(B, dtype=torch.long, device=first.device)
+    act, alive = first, torch.ones(B, dtype=torch.bool, device=first.device)
+    children = tree.child_nodes()
+    for d in range(depth):
+        pv[:, d] = torch.where(alive, act, -1)
+        child = tree.rows(children, node).gather(1, act[:, None])[:, 0]
+        alive = alive & (child >= 0)
+        node = torch.where(alive, child, node)
+        counts = tree.rows(tree.edge_visits, node)
+        alive = alive & (counts.amax(1) > 0)
+        act = counts.argmax(1)
+    return pv
 
 
 class _Search:
+    """The state of B searches: the tree plus per-search constants."""
+
     def __init__(self, root: RootInput, recurrent_fn: RecurrentFn, config: SearchConfig, keys: Tensor):
         self.cfg = config
         self.recurrent_fn = recurrent_fn
         B, A = root.logits.shape
         self.device = root.logits.device
-        self.tree = new_tree(B, config.num_simulations + 2, A, root.embedding, self.device)
+        t = self.tree = new_tree(B, config.num_simulations + 2, A, root.embedding, self.device)
         self.keys = keys.to(self.device)
+        self.base = t.base()  # [B] flat row of each root
+        self.dump_edge = (self.base + t.scratch) * A  # [B] an edge of the scratch node
         self.gumbel = torch.zeros(B, A, device=self.device)
         if config.scheme == "gumbel":
             self.gumbel = rng.gumbel(rng.fold(self.keys, 1), 0, A) * config.gumbel_scale
             self.table = considered_table(config.max_considered, config.num_simulations, self.device)
+        # Flat views for gathers and scatters.
+        self.children = t.children.view(-1)  # [B*N*A]
+        self.next_edge = t.next_edge.view(-1)  # [B*N]
+        self.visits, self.value_sum = t.visits.view(-1), t.value_sum.view(-1)  # [B*N]
+        self.discount, self.reward = t.discount.view(-1), t.reward.view(-1)  # [B*N]
         self._init_root(root)
 
     # ------------------------------------------------------------------ root
@@ -126,7 +177,7 @@ class _Search:
         t, cfg = self.tree, self.cfg
         legal = root.legal.bool()
         logits = torch.where(legal, root.logits.float(), NEG)
-        prior = _masked_softmax(logits, legal)
+        prior = rules.masked_softmax(logits, legal)
         if cfg.scheme == "puct" and cfg.dirichlet_fraction > 0:
             noise = rng.dirichlet(rng.fold(self.keys, 2), 0, legal, cfg.dirichlet_alpha)
             prior = (1 - cfg.dirichlet_fraction) * prior + cfg.dirichlet_fraction * noise
@@ -136,151 +187,133 @@ class _Search:
         t.raw_value[:, 0] = root.value.float()
         t.value_sum[:, 0] = root.value.float()
         t.visits[:, 0] = 1.0
-        flat = t.flat(torch.zeros(t.batch_size, dtype=torch.long, device=self.device))
-        tree_map(lambda store, v: store.index_copy_(0, flat, v), t.embeddings, root.embedding)
+        tree_map(lambda store, v: store.index_copy_(0, self.base, v), t.embeddings, root.embedding)
+        self._refresh(self.base)
 
     # ------------------------------------------------------------- selection
-    def _completed(self, node: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-        """sigma(completed Q) at ``node`` and the node's visits, logits, legal rows."""
-        t, cfg = self.tree, self.cfg
-        n, w = t.rows(t.edge_visits, node), t.rows(t.edge_value, node)
-        logits, legal = t.rows(t.logits, node), t.rows(t.legal, node)
-        prior = _masked_softmax(logits, legal)
-        visited = n > 0
-        q = w / n.clamp(min=1)
-        total = n.sum(1)
-        pi_seen = (prior * visited).sum(1)
-        mean_seen = (prior * q * visited).sum(1) / pi_seen.clamp(min=1e-12)
-        v_mix = (t.at(t.raw_value, node) + total * mean_seen) / (1 + total)
-        completed = torch.where(visited, q, v_mix[:, None])
-        lo = torch.where(legal, completed, INF).amin(1, keepdim=True)
-        hi = torch.where(legal, completed, -INF).amax(1, keepdim=True)
-        scaled = (completed - lo) / (hi - lo).clamp(min=1e-8)
-        sigma = (cfg.c_visit + n.amax(1, keepdim=True)) * cfg.c_scale * scaled
-        return sigma, n, logits, legal
+    def _gather_rows(self, flat: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+        """Edge visits, edge values, logits, prior and legal rows ``[R, A]`` of flat nodes ``[R]``."""
+        t = self.tree
+        A = t.num_actions
+        return tuple(f.view(-1, A).index_select(0, flat)  # type: ignore[return-value]
+                     for f in (t.edge_visits, t.edge_value, t.logits, t.prior, t.legal))
 
-    def _puct(self, node: Tensor) -> Tensor:
-        t, cfg = self.tree, self.cfg
-        n, w = t.rows(t.edge_visits, node), t.rows(t.edge_value, node)
-        prior, legal = t.rows(t.prior, node), t.rows(t.legal, node)
-        fpu = t.node_value(node)[:, None] if cfg.fpu is None else torch.full_like(n[:, :1], cfg.fpu)
-        q = torch.where(n > 0, w / n.clamp(min=1), fpu)
-        u = cfg.c_puct * prior * n.sum(1, keepdim=True).clamp(min=1).sqrt() / (1 + n)
-        return torch.where(legal, q + u, -INF).argmax(1)
+    def _refresh(self, flat: Tensor) -> None:
+        """Re-run the in-tree selection rule at flat nodes ``flat`` ``[R]``; cache their next edges."""
+        cfg, A = self.cfg, self.tree.num_actions
+        n, w, logits, prior, legal = self._gather_rows(flat)
+        if cfg.scheme == "gumbel":
+            raw = self.tree.raw_value.view(-1).index_select(0, flat)
+            sigma = rules.sigma_completed_q(n, w, prior, legal, raw, cfg.c_visit, cfg.c_scale)
+            action = rules.gumbel_interior(logits, legal, sigma, n)
+        else:
+            if cfg.fpu is None:
+                unvisited = (self.value_sum.index_select(0, flat) / self.visits.index_select(0, flat).clamp(min=1))[:, None]
+            else:
+                unvisited = torch.full_like(n[:, :1], cfg.fpu)
+            action = rules.puct(prior, legal, n, w, unvisited, cfg.c_puct)
+        self.next_edge.index_copy_(0, flat, flat * A + action)
 
-    def _gumbel_root(self, node: Tensor, sim: int) -> Tensor:
-        sigma, n, logits, legal = self._completed(node)
-        m = legal.sum(1).clamp(max=self.cfg.max_considered)
-        target = self.table[m, sim]  # [B] visits the next candidate must have
-        score = torch.where(legal, self.gumbel + logits + sigma, -INF)
-        pick = torch.where(n == target[:, None], score, -INF)
-        return torch.where(pick.amax(1) > -INF, pick.argmax(1), score.argmax(1))
-
-    def _gumbel_interior(self, node: Tensor) -> Tensor:
-        sigma, n, logits, legal = self._completed(node)
-        improved = _masked_softmax(logits + sigma, legal)
-        score = improved - n / (1 + n.sum(1, keepdim=True))
-        return torch.where(legal, score, -INF).argmax(1)
-
-    def _select(self, node: Tensor, depth: int, sim: int) -> Tensor:
+    def _root_edge(self, sim: int) -> Tensor:
+        """``[B]`` the flat edge each search takes from its root at simulation ``sim``."""
         if self.cfg.scheme == "puct":
-            return self._puct(node)
-        return self._gumbel_root(node, sim) if depth == 0 else self._gumbel_interior(node)
+            return self.next_edge.index_select(0, self.base)
+        cfg = self.cfg
+        n, w, logits, prior, legal = self._gather_rows(self.base)
+        raw = self.tree.raw_value[:, 0]
+        sigma = rules.sigma_completed_q(n, w, prior, legal, raw, cfg.c_visit, cfg.c_scale)
+        m = legal.sum(1).clamp(max=cfg.max_considered)
+        target = self.table[m, sim]  # [B] visits the next candidate must have
+        action = rules.gumbel_root(self.gumbel, logits, legal, sigma, n, target)
+        return self.base * self.tree.num_actions + action
 
     # ------------------------------------------------------------ simulation
     def simulate(self, sim: int) -> None:
         t = self.tree
-        B = t.batch_size
-        node = torch.zeros(B, dtype=torch.long, device=self.device)
-        active = torch.ones(B, dtype=torch.bool, device=self.device)
-        leaf_parent, leaf_action = node.clone(), node.clone()
-        leaf_child = torch.full_like(node, -1)
-        path: list[tuple[Tensor, Tensor, Tensor]] = []
-        depth = 0
-        while True:
-            action = self._select(node, depth, sim)
-            child = t.rows(t.children, node).gather(1, action[:, None])[:, 0]
-            terminal = (child >= 0) & (t.at(t.discount, child.clamp(min=0)) == 0)
-            stop = (child < 0) | terminal
-            path.append((node, action, active))
-            now = active & stop
-            leaf_parent = torch.where(now, node, leaf_parent)
-            leaf_action = torch.where(now, action, leaf_action)
-            leaf_child = torch.where(now, child, leaf_child)
-            active = active & ~stop
-            if not bool(active.any()):
-                break
-            node = torch.where(active, child, node)
-            depth += 1
-        self._expand_and_backup(leaf_parent, leaf_action, leaf_child, path)
-
-    def _expand_and_backup(self, parent: Tensor, action: Tensor, existing: Tensor,
-                           path: list[tuple[Tensor, Tensor, Tensor]]) -> None:
-        t = self.tree
         A = t.num_actions
-        expanding = existing < 0  # [B]; otherwise the path ended on a known terminal node
-        out = self.recurrent_fn(t.embedding(parent), action)
-        new = torch.where(expanding, t.node_count, torch.full_like(parent, t.scratch))
-        rows = t.flat(new)
+        steps = min(sim + 1, self.cfg.max_depth)
+
+        # 1. descend by cached choices; a search stops at an unexpanded or terminal child.
+        edge = self._root_edge(sim)  # [B]
+        node = self.base
+        active = torch.ones_like(edge, dtype=torch.bool)
+        edges, valid = [], []
+        for d in range(steps):
+            if d:
+                edge = self.next_edge.index_select(0, node)
+            child = self.children.index_select(0, edge)  # [B] child code
+            edges.append(edge)
+            valid.append(active)
+            active = active & (child >= 0)
+            node = torch.where(active, self.base + child, node)
+        path = torch.stack(edges, 1)  # [B, D] flat edges, from the root down
+        on_path = torch.stack(valid, 1)  # [B, D]
+        length = on_path.sum(1)  # [B] >= 1
+        leaf_edge = path.gather(1, (length - 1)[:, None])[:, 0]  # [B]
+
+        # 2. expand the leaf edge (searches that stopped at an existing node write to scratch).
+        code = self.children.index_select(0, leaf_edge)
+        expanding = code == UNEXPANDED
+        parent_flat = torch.div(leaf_edge, A, rounding_mode="floor")
+        action = leaf_edge - parent_flat * A
+        out = self.recurrent_fn(t.embedding(parent_flat), action)
+        new = torch.where(expanding, t.node_count, torch.full_like(code, t.scratch))
+        rows = self.base + new
         legal = out.legal.bool()
         logits = torch.where(legal, out.logits.float(), NEG)
         ended = out.discount == 0
         value = torch.where(ended, torch.zeros_like(out.value), out.value.float())
         t.logits.view(-1, A).index_copy_(0, rows, logits)
-        t.prior.view(-1, A).index_copy_(0, rows, _masked_softmax(logits, legal))
+        t.prior.view(-1, A).index_copy_(0, rows, rules.masked_softmax(logits, legal))
         t.legal.view(-1, A).index_copy_(0, rows, legal)
-        for field, v in ((t.raw_value, value), (t.reward, out.reward.float()),
-                         (t.discount, out.discount.float()), (t.parent, parent), (t.action, action)):
+        for field, v in ((t.raw_value, value), (t.reward, out.reward.float()), (t.discount, out.discount.float()),
+                         (t.parent, parent_flat - self.base), (t.action, action)):
             field.view(-1).index_copy_(0, rows, v.to(field.dtype))
         tree_map(lambda store, v: store.index_copy_(0, rows, v), t.embeddings, out.embedding)
-        link_row = t.flat(torch.where(expanding, parent, torch.full_like(parent, t.scratch)))
-        link = link_row * A + torch.where(expanding, action, torch.zeros_like(action))
-        t.children.view(-1).index_copy_(0, link, new)
+        new_code = torch.where(ended, terminal_code(new), new)
+        self.children.index_copy_(0, leaf_edge, torch.where(expanding, new_code, code))
         t.node_count += expanding.long()
 
-        leaf = torch.where(expanding, new, existing)
-        g = torch.where(expanding, value, torch.zeros_like(value))  # leaf's value, its own view
-        t.visits.view(-1).index_add_(0, t.flat(leaf), torch.ones_like(g))
-        t.value_sum.view(-1).index_add_(0, t.flat(leaf), g)
-        child = leaf
-        for node, act, on_path in reversed(path):
-            m = on_path.float()
-            q = t.at(t.reward, child) + t.at(t.discount, child) * g  # return for the player at `node`
-            g = torch.where(on_path, q, g)
-            edge = t.flat(node) * A + act
-            t.edge_visits.view(-1).index_add_(0, edge, m)
-            t.edge_value.view(-1).index_add_(0, edge, m * q)
-            t.visits.view(-1).index_add_(0, t.flat(node), m)
-            t.value_sum.view(-1).index_add_(0, t.flat(node), m * q)
-            child = torch.where(on_path, node, child)
+        # 3. back up: the leaf's own value (0 for a terminal node), then each edge's return.
+        leaf = self.base + torch.where(expanding, new, decode_child(code))  # [B] flat
+        g = torch.where(expanding, value, self.value_sum.index_select(0, leaf)
+                        / self.visits.index_select(0, leaf).clamp(min=1))
+        self.visits.index_add_(0, leaf, torch.ones_like(g))
+        self.value_sum.index_add_(0, leaf, g)
+        q_leaf = self.reward.index_select(0, leaf) + self.discount.index_select(0, leaf) * g  # [B]
+        # Edges above the leaf edge lead to non-terminal nodes (reward 0): q_d = prod_{k>=d} disc_k * q_leaf.
+        above = on_path & (torch.arange(steps, device=self.device)[None, :] < (length - 1)[:, None])
+        inner = (self.base[:, None] + self.children.index_select(0, path.flatten()).view_as(path).clamp(min=0))
+        disc = torch.where(above, self.discount.index_select(0, inner.flatten()).view_as(path), 1.0)
+        q = disc.flip(1).cumprod(1).flip(1) * q_leaf[:, None]  # [B, D]
+        weight = on_path.float()
+        edge_index = torch.where(on_path, path, self.dump_edge[:, None]).flatten()
+        node_index = torch.div(edge_index, A, rounding_mode="floor")
+        t.edge_visits.view(-1).index_add_(0, edge_index, weight.flatten())
+        t.edge_value.view(-1).index_add_(0, edge_index, (q * weight).flatten())
+        self.visits.index_add_(0, node_index, weight.flatten())
+        self.value_sum.index_add_(0, node_index, (q * weight).flatten())
+
+        # 4. the path's nodes and the leaf choose their next edges afresh.
+        self._refresh(torch.cat([node_index, leaf]))
 
     # --------------------------------------------------------------- outputs
     def outputs(self) -> SearchOutput:
         t, cfg = self.tree, self.cfg
-        B = t.batch_size
-        root = torch.zeros(B, dtype=torch.long, device=self.device)
+        root = torch.zeros(t.batch_size, dtype=torch.long, device=self.device)
         n, w = t.rows(t.edge_visits, root), t.rows(t.edge_value, root)
         legal = t.rows(t.legal, root)
         visit_probs = n / n.sum(1, keepdim=True).clamp(min=1)
         if cfg.scheme == "gumbel":
-            sigma, _, logits, _ = self._completed(root)
-            target = _masked_softmax(logits + sigma, legal)
+            logits, prior = t.rows(t.logits, root), t.rows(t.prior, root)
+            sigma = rules.sigma_completed_q(n, w, prior, legal, t.raw_value[:, 0], cfg.c_visit, cfg.c_scale)
+            target = rules.masked_softmax(logits + sigma, legal)
             score = torch.where(legal, self.gumbel + logits + sigma, -INF)
             most = n.amax(1, keepdim=True)
             action = torch.where(n == most, score, -INF).argmax(1)
         else:
             target = visit_probs
             action = torch.where(legal, n + 1e-3 * t.rows(t.prior, root), -INF).argmax(1)
-        pv = torch.full((B, cfg.pv_depth), -1, dtype=torch.long, device=self.device)
-        node, act, alive = root, action, torch.ones(B, dtype=torch.bool, device=self.device)
-        for d in range(cfg.pv_depth):
-            pv[:, d] = torch.where(alive, act, -1)
-            child = t.rows(t.children, node).gather(1, act[:, None])[:, 0]
-            alive = alive & (child >= 0)
-            node = torch.where(alive, child, node)
-            counts = t.rows(t.edge_visits, node)
-            alive = alive & (counts.amax(1) > 0)
-            act = counts.argmax(1)
         return SearchOutput(
             action=action,
             visit_counts=n,
@@ -288,7 +321,7 @@ class _Search:
             policy_target=target,
             root_value=t.value_sum[:, 0] / t.visits[:, 0],
             q_values=w / n.clamp(min=1),
-            pv=pv,
+            pv=principal_variation(t, action, cfg.pv_depth),
             tree=t,
         )
 

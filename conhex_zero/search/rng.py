@@ -40,9 +40,29 @@ def make_keys(seeds: Tensor | int, n: int | None = None, device: torch.device | 
     return hash32(seeds.to(torch.long) + 0x5BD1E995)
 
 
+def _hash32_int(x: int) -> int:
+    """``hash32`` of one Python integer (the same function, no tensor)."""
+    x &= M32
+    x ^= x >> 16
+    x = (x * 0x7FEB352D) & M32
+    x ^= x >> 15
+    x = (x * 0x846CA68B) & M32
+    return x ^ (x >> 16)
+
+
 def fold(keys: Tensor, tag: int | Tensor) -> Tensor:
-    """New keys derived from ``keys`` and a tag (an int or a ``[B]`` tensor)."""
-    return hash32(keys ^ hash32(torch.as_tensor(tag, device=keys.device).to(torch.long) * 0x9E3779B9 + 1))
+    """New keys derived from ``keys`` and a tag (an int or a ``[B]`` tensor). An int tag is hashed
+    on the host, so folding never copies a number to the device."""
+    if isinstance(tag, int):
+        return hash32(keys ^ _hash32_int((tag * 0x9E3779B9 + 1) & ((1 << 63) - 1)))
+    return hash32(keys ^ hash32(tag.to(torch.long) * 0x9E3779B9 + 1))
+
+
+def host_uniform(seed: int, counter: int) -> float:
+    """A uniform number in [0, 1) from (seed, counter), computed on the host (for choices that
+    apply to a whole batch, such as a self-play move's search budget)."""
+    x = _hash32_int(_hash32_int(seed & M32) ^ _hash32_int((counter * 0x9E3779B9 + 7) & M32))
+    return x / float(1 << 32)
 
 
 def bits(keys: Tensor, counter: int, n: int) -> Tensor:

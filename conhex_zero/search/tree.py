@@ -4,6 +4,16 @@ Node 0 is the root; every simulation creates at most one node per search, number
 creation; the last slot (``N - 1``) is scratch space that searches write to when they create no
 node. Statistics live on edges (parent, action), from the point of view of the player to move at
 the parent; node values are from the point of view of the player to move at that node.
+
+``children`` encodes what lies behind each edge, so that a descent needs one lookup per level:
+``-1`` (``UNEXPANDED``) nothing yet; ``k >= 0`` node ``k``, to be descended into; ``-2 - k`` node
+``k``, which is terminal (a descent stops there). ``next_edge`` caches, per node, the edge that the
+in-tree selection rule picks next. That choice depends only on the node's own statistics, which
+change only when a simulation passes through the node, so the search refreshes it for the nodes
+of each simulation's path and a descent is a chain of gathers (see ``mcts.py``).
+
+Flat indices: node ``k`` of search ``b`` is row ``b * N + k`` of the ``[B * N, ...]`` views; edge
+``a`` of that node is entry ``(b * N + k) * A + a`` of the ``[B * N * A]`` views.
 """
 
 from __future__ import annotations
@@ -17,6 +27,17 @@ from torch import Tensor
 from conhex_zero.search.pytree import tree_map
 
 NEG = -1e9  # logit of an illegal action (finite, so softmax of a row with no legal action is safe)
+UNEXPANDED = -1
+
+
+def terminal_code(node: Tensor) -> Tensor:
+    """The ``children`` entry of a terminal node ``node``."""
+    return -2 - node
+
+
+def decode_child(code: Tensor) -> Tensor:
+    """Node index behind ``children`` entries (terminal or not); -1 where unexpanded."""
+    return torch.where(code <= -2, -2 - code, code)
 
 
 @dataclass
@@ -24,9 +45,10 @@ class Tree:
     logits: Tensor  # [B, N, A] prior logits (NEG where illegal)
     prior: Tensor  # [B, N, A] prior probabilities (with root noise for PUCT)
     legal: Tensor  # [B, N, A] bool
-    children: Tensor  # [B, N, A] long: child node, -1 if not expanded
+    children: Tensor  # [B, N, A] long: child code (see the module docstring)
     edge_visits: Tensor  # [B, N, A] float
     edge_value: Tensor  # [B, N, A] float: sum of returns through the edge (parent's view)
+    next_edge: Tensor  # [B, N] long: flat edge the in-tree rule picks next at each node
     visits: Tensor  # [B, N] float
     value_sum: Tensor  # [B, N] float (node's view)
     raw_value: Tensor  # [B, N] float: the evaluator's value at expansion (node's view)
@@ -53,9 +75,13 @@ class Tree:
     def scratch(self) -> int:
         return self.num_nodes - 1
 
+    def base(self) -> Tensor:
+        """``[B]`` flat row of each search's root (``b * N``)."""
+        return torch.arange(self.batch_size, device=self.visits.device) * self.num_nodes
+
     def flat(self, node: Tensor) -> Tensor:
         """Row index ``b * N + node`` of each search's ``node`` ([B])."""
-        return torch.arange(self.batch_size, device=node.device) * self.num_nodes + node
+        return self.base() + node
 
     def rows(self, field: Tensor, node: Tensor) -> Tensor:
         """``[B, A]`` rows of a ``[B, N, A]`` field at each search's ``node``."""
@@ -66,11 +92,12 @@ class Tree:
         """``[B]`` entries of a ``[B, N]`` field at each search's ``node``."""
         return field.gather(1, node[:, None])[:, 0]
 
-    def node_value(self, node: Tensor) -> Tensor:
-        return self.at(self.value_sum, node) / self.at(self.visits, node).clamp(min=1)
+    def child_nodes(self) -> Tensor:
+        """``[B, N, A]`` the child node behind every edge (-1 where unexpanded)."""
+        return decode_child(self.children)
 
-    def embedding(self, node: Tensor) -> Any:
-        flat = self.flat(node)
+    def embedding(self, flat: Tensor) -> Any:
+        """The stored states of flat rows ``flat``."""
         return tree_map(lambda t: t.index_select(0, flat), self.embeddings)
 
 
@@ -84,9 +111,10 @@ def new_tree(batch: int, num_nodes: int, num_actions: int, embedding: Any, devic
         logits=torch.full((B, N, A), NEG, device=device),
         prior=zeros(B, N, A),
         legal=zeros(B, N, A, dtype=torch.bool),
-        children=torch.full((B, N, A), -1, dtype=torch.long, device=device),
+        children=torch.full((B, N, A), UNEXPANDED, dtype=torch.long, device=device),
         edge_visits=zeros(B, N, A),
         edge_value=zeros(B, N, A),
+        next_edge=zeros(B, N, dtype=torch.long),
         visits=zeros(B, N),
         value_sum=zeros(B, N),
         raw_value=zeros(B, N),

@@ -48,6 +48,8 @@ class SelfPlayConfig:
     """Share of games that never resign (to measure false resignations)."""
     positions_per_iteration: int = 512
     """Recorded positions (full searches) gathered per iteration."""
+    compile: bool = False
+    """torch.compile the network for self-play's evaluations (fixed shapes: one batch of games)."""
 
 
 @dataclass(frozen=True)
@@ -56,8 +58,10 @@ class ReplayConfig:
     """Positions kept (oldest dropped first)."""
     min_size: int = 256
     """No training before the buffer holds this many positions."""
-    symmetries: bool = True
-    """Sample each position under a random board symmetry."""
+    symmetries: bool = False
+    """Sample each position under a random board symmetry. Off by default: the network is exactly
+    equivariant under the board's symmetries (tested), so its loss on every image of a position is
+    the same and augmentation only costs time; it is kept for networks that are not."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +81,7 @@ class OptimConfig:
     autocast: bool = True
     """bf16 autocast on CUDA (ignored on CPU)."""
     compile: bool = False
-    """torch.compile the network for training (CUDA)."""
+    """torch.compile the network for training (any device; compiling takes a minute or more)."""
 
 
 @dataclass(frozen=True)

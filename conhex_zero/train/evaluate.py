@@ -11,26 +11,16 @@ Gumbel search without root noise (``eval.sims`` simulations).
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 from conhex_zero.agents.arena import play_match
-from conhex_zero.agents.evaluators import NetworkEvaluator
-from conhex_zero.agents.game_search import GameSearch
-from conhex_zero.agents.players import SearchPlayer, make_player
+from conhex_zero.agents.players import make_player, network_player
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.ladder.ratings import wilson
 from conhex_zero.ladder.store import Ladder, nearest
 from conhex_zero.nn.checkpoint import load_checkpoint
 from conhex_zero.nn.model import GraphNet
-from conhex_zero.search.mcts import SearchConfig
 from conhex_zero.train.config import EvalConfig
-
-
-def network_player(env: VecEnv, model: GraphNet, sims: int, name: str, seed: int) -> SearchPlayer:
-    config = SearchConfig(scheme="gumbel", num_simulations=sims, gumbel_scale=0.0)
-    search = GameSearch(env, NetworkEvaluator(copy.deepcopy(model).eval(), env), config, tactics=True)
-    return SearchPlayer(env, search, name, seed)
 
 
 def _win_rate_metrics(key: str, result) -> dict[str, float]:
@@ -53,7 +43,7 @@ def evaluate(env: VecEnv, model: GraphNet, previous: tuple[str, GraphNet] | None
         if ref not in ladder.players:
             ladder.add_player(ref, "reference", **tag)
     ladder.add_player(name, "checkpoint", **info)
-    me = network_player(env, model, config.sims, name, seed)
+    me = network_player(env, model, config.sims, seed, name=name)
     metrics: dict[str, float] = {}
 
     def play(opponent, games: int, key: str | None) -> None:
@@ -67,14 +57,15 @@ def evaluate(env: VecEnv, model: GraphNet, previous: tuple[str, GraphNet] | None
             play(make_player(ref, env, seed=seed + 2), config.games, f"eval/vs_{ref.replace(':', '_')}")
     if previous is not None and config.previous_games:
         prev_name, prev_model = previous
-        play(network_player(env, prev_model, config.sims, prev_name, seed + 1), config.previous_games, "eval/vs_previous")
+        play(network_player(env, prev_model, config.sims, seed + 1, name=prev_name), config.previous_games,
+             "eval/vs_previous")
         if config.neighbours and prev_name in {r.first for r in ladder.results}:
             ratings = ladder.fit()
             candidates = [n for n, i in ladder.players.items() if i.get("kind") == "checkpoint"
                           and n not in (name, prev_name) and Path(i.get("path", "")).is_file()]
             for other in nearest(ratings, candidates, ratings.elo.get(prev_name, 0.0), config.neighbours):
                 model_other = load_checkpoint(ladder.players[other]["path"], env.device).model
-                play(network_player(env, model_other, config.sims, other, seed + 3), config.previous_games, None)
+                play(network_player(env, model_other, config.sims, seed + 3, name=other), config.previous_games, None)
     if name not in {r.first for r in ladder.results}:  # no evaluation games configured
         return metrics, name
     ratings = ladder.fit()

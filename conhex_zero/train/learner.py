@@ -2,7 +2,9 @@
 
 Loss per position = cross-entropy(search policy, network policy over legal actions)
                   + value_weight * (z - v)^2 + ownership_weight * mean_c (o_c - own_c)^2,
-all from the point of view of the player to move. Under torchrun each rank samples its own
+all from the point of view of the player to move; the value and ownership terms average over the
+positions whose game has ended (``Batch.ready``). Metrics are summed on the device and read once
+at the end of a training phase, so a step never waits for the host. Under torchrun each rank samples its own
 replay shard and DistributedDataParallel averages the gradients, so the ranks' steps are equal.
 """
 
@@ -38,9 +40,9 @@ class Learner:
         self.optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
         self.planned_steps = max(planned_steps, 1)
         self.step = 0
-        self.generator = torch.Generator().manual_seed(seed)
+        self.generator = torch.Generator(device=self.device).manual_seed(seed)
         self.autocast = config.autocast and self.device.type == "cuda"
-        self.forward = torch.compile(self.net) if (config.compile and self.device.type == "cuda") else self.net
+        self.forward = torch.compile(self.net) if config.compile else self.net
 
     def learning_rate(self) -> float:
         c = self.cfg
@@ -58,8 +60,10 @@ class Learner:
         legal = self.env.legal_mask(batch.state)
         logp = torch.log_softmax(torch.where(legal, logits.float(), NEG), dim=1)
         policy = -(batch.policy * logp).sum(1).mean()
-        value_loss = (value.float() - batch.value).pow(2).mean()
-        own = (ownership.float() - batch.ownership).pow(2).mean()
+        ready = batch.ready  # [B]
+        known = ready.sum().clamp(min=1)
+        value_loss = (ready * (value.float() - batch.value).pow(2)).sum() / known
+        own = (ready * (ownership.float() - batch.ownership).pow(2).mean(1)).sum() / known
         probs = logp.exp()
         entropy = -(probs * torch.where(legal, logp, 0.0)).sum(1).mean()
         total = policy + self.cfg.value_weight * value_loss + self.cfg.ownership_weight * own
@@ -68,29 +72,28 @@ class Learner:
     def train(self, replay: ReplayBuffer, steps: int, symmetries: bool, progress=None) -> dict[str, float]:
         """``steps`` optimiser steps on batches from the replay buffer; mean metrics."""
         self.net.train()
-        sums: dict[str, float] = {}
-        grad_norm = 0.0
+        names = ("total", "policy", "value", "ownership", "entropy", "grad_norm")
+        sums = torch.zeros(len(names), dtype=torch.float64, device=self.device)
         start = time.perf_counter()
         for _ in range(steps):
-            batch = replay.sample(self.cfg.batch_size, self.generator, self.device,
-                                  self.symmetries if symmetries else None)
+            batch = replay.sample(self.cfg.batch_size, self.generator, self.symmetries if symmetries else None)
             for group in self.optimizer.param_groups:
                 group["lr"] = self.learning_rate()
             out = self.losses(batch)
             self.optimizer.zero_grad(set_to_none=True)
             out["total"].backward()
-            grad_norm += float(nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip))
+            grad_norm = nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)
             self.optimizer.step()
             self.step += 1
-            for k, v in out.items():
-                sums[k] = sums.get(k, 0.0) + float(v.detach())
+            sums += torch.stack([out[k].detach().double() for k in names[:-1]] + [grad_norm.detach().double()])
             if progress is not None:
                 progress.update(1)
         self.net.eval()
+        means = [v / max(steps, 1) for v in sums.tolist()]  # the phase's one host read
         seconds = time.perf_counter() - start
-        n = max(steps, 1)
-        metrics = {f"train/{k}_loss" if k != "entropy" else "train/policy_entropy": v / n for k, v in sums.items()}
-        metrics.update({"train/grad_norm": grad_norm / n, "train/lr": self.learning_rate(), "train/steps": self.step,
+        metrics = {f"train/{k}_loss": v for k, v in zip(names[:4], means[:4])}
+        metrics.update({"train/policy_entropy": means[4], "train/grad_norm": means[5], "train/lr": self.learning_rate(),
+                        "train/steps": self.step,
                         "train/samples_per_s": steps * self.cfg.batch_size / max(seconds, 1e-9)})
         return metrics
 

@@ -153,7 +153,7 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
     env = VecEnv(config.game, device)
     model = GraphNet(ModelConfig.from_name(config.model), NUM_FEATURES).to(device).eval()
     replay = ReplayBuffer(env, config.replay.capacity)
-    evaluator = NetworkEvaluator(model, env)
+    evaluator = NetworkEvaluator(model, env, compile=config.selfplay.compile)
     seed = distributed.rank_seed(config.seed, ctx.rank)  # config.seed itself on rank 0
     selfplay = SelfPlay(env, config.selfplay, evaluator, seed)
     steps_per_iteration = math.ceil(config.selfplay.positions_per_iteration * config.optim.sample_reuse
@@ -172,8 +172,8 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
         start_iteration, elapsed_before, games = saved["iteration"], saved["elapsed"], saved["games"]
         local = _local_state(run, saved, ctx, log)
         if local is not None:
-            replay.load_state_dict(local["replay"])
-            selfplay.load_state_dict(local["selfplay"])
+            row_map = replay.load_state_dict(local["replay"])
+            selfplay.load_state_dict(local["selfplay"], row_map)
             if "learner_generator" in local:
                 learner.generator.set_state(local["learner_generator"])
         else:  # a rank new to this run: fresh games (never the ones an earlier rank r played)

@@ -1,15 +1,22 @@
 """Self-play: G games at once through the batched search, finished games replaced at once.
 
-Each move, every game draws (from its own random key) whether to search fully or cheaply
-(playout-cap randomisation): full searches use ``full_sims`` with root noise and are recorded as
-training positions; cheap ones use ``cheap_sims`` without noise and are not recorded. The two
-groups are searched as two batches. For the first ``temperature_moves`` plies the move is sampled
-from the search policy; afterwards it is the search's choice. A player whose searched value falls
-below ``-resign_threshold`` resigns, except in a ``resign_playout`` share of games, which are
-played out to count how often a resignation would have been wrong. Swap is an action like any other.
+One self-play step, for every game at once (``SelfPlay.step``; no host synchronisation):
 
-Recorded positions wait in per-game slots ``[G, L]`` until their game ends; then each gets the
-outcome for its player to move and the final cell owners from that player's view.
+1. **search**: the whole batch takes a full search (``full_sims``, root noise; recorded as training
+   positions) or a cheap one (``cheap_sims``, no noise, not recorded), drawn per step with
+   probability ``full_fraction`` (playout-cap randomisation; games are at different plies, so each
+   game still sees a mix);
+2. **choose**: the search's move, or for the first ``temperature_moves`` plies a move sampled from
+   the search policy; its value is the move's Q (the value of what is played);
+3. **record** (full steps): each position and its policy target go straight into the replay ring;
+   the game remembers the rows, its mover and the move's value;
+4. **resign**: a player whose move is worth less than ``-resign_threshold`` resigns, except in a
+   ``resign_playout`` share of games, played out to count how often resigning would have been wrong;
+5. **step** the rules; **finish** games that ended: their rows get the outcome for their mover and
+   the final cell owners from the mover's view (positions before a swap in the mover's pre-swap
+   frame); counters accumulate on the device; finished games restart in place under new ids.
+
+Counters are read once, at the end of ``run`` (one synchronisation per self-play phase).
 """
 
 from __future__ import annotations
@@ -30,11 +37,19 @@ from conhex_zero.train.config import SelfPlayConfig
 from conhex_zero.train.replay import ReplayBuffer
 
 CALIBRATION_BINS = 10
+# Device counters: games, first-player wins, plies, swaps, resignations, control games, control games
+# in which someone would have resigned, false resignations, summed policy-target entropy, then the
+# calibration bins (positions, predicted wins, actual wins).
+_COUNTERS = ("games", "first_player_wins", "plies", "swaps", "resigned", "control_games",
+             "control_would_resign", "false_resigns", "target_entropy")
+_C = {name: i for i, name in enumerate(_COUNTERS)}
+_CALIB = len(_COUNTERS)
 
 
 @dataclass
 class SelfPlayStats:
     seconds: float = 0.0
+    steps: int = 0
     moves: int = 0
     recorded: int = 0
     simulations: int = 0
@@ -71,18 +86,23 @@ class SelfPlayStats:
             out["selfplay/false_resign_rate"] = self.false_resigns / self.control_would_resign
         if self.recorded:
             out["selfplay/target_entropy"] = self.target_entropy / self.recorded
-            total = sum(self.calib_count)
-            err = sum(abs(self.calib_pred[b] - self.calib_won[b]) for b in range(CALIBRATION_BINS)
-                      if self.calib_count[b]) / max(total, 1)
+        total = sum(self.calib_count)
+        if total:
+            err = sum(abs(self.calib_pred[b] - self.calib_won[b]) for b in range(CALIBRATION_BINS)) / total
             out["selfplay/value_calibration_error"] = err
         return out
+
+
+def _relative(owner: Tensor, mover: Tensor) -> Tensor:
+    """Owners (-1 none, 0, 1) as +1 mover / -1 opponent / 0 none (int8, broadcasting)."""
+    return torch.where(owner < 0, 0, torch.where(owner == mover, 1, -1)).to(torch.int8)
 
 
 class SelfPlay:
     def __init__(self, env: VecEnv, config: SelfPlayConfig, evaluator: Evaluator, seed: int):
         self.env, self.cfg, self.seed = env, config, seed
         dev = env.device
-        G, L, A = config.games, env.game.max_plies + 1, env.num_actions
+        G, L = config.games, env.game.max_plies + 1
         noise = dict(scheme=config.scheme, max_considered=config.max_considered,
                      dirichlet_alpha=config.dirichlet_alpha)
         full = SearchConfig(num_simulations=config.full_sims, gumbel_scale=1.0,
@@ -90,25 +110,29 @@ class SelfPlay:
         cheap = SearchConfig(num_simulations=config.cheap_sims, gumbel_scale=0.0, dirichlet_fraction=0.0, **noise)
         self.full_search = GameSearch(env, evaluator, full, tactics=True)
         self.cheap_search = GameSearch(env, evaluator, cheap, tactics=True)
+        self.L = L
         self.generator = torch.Generator(device=dev).manual_seed(seed)
         self.state = env.reset(G, self.generator)
         self.game_id = torch.arange(G, device=dev)
-        self.next_game_id = G
+        self.next_game_id = torch.tensor(G, device=dev)
         self.base_key = rng.make_keys(seed, 1, device=dev)[0]
         self.no_resign = self._control_coin(self.game_id)
         self.would_resign = torch.zeros(G, 2, dtype=torch.bool, device=dev)
         self.swapped = torch.zeros(G, dtype=torch.bool, device=dev)
-        # Recorded positions waiting for their game's end: slot g, entry k -> row g * L + k.
-        template = env.initial_state(1)
-        self.pending = State(*(getattr(template, n).new_zeros((G * L,) + tuple(getattr(template, n).shape[1:]))
-                               for n in FIELDS))
-        self.pending_policy = torch.zeros(G * L, A, device=dev)
-        self.pending_value = torch.zeros(G * L, device=dev)
+        self.step_count = 0
+        # The recorded positions of each game in progress: replay row, mover, ply, move value.
+        self.pending_row = torch.full((G, L), -1, dtype=torch.long, device=dev)
+        self.pending_mover = torch.zeros(G, L, dtype=torch.int8, device=dev)
+        self.pending_ply = torch.zeros(G, L, dtype=torch.int16, device=dev)
+        self.pending_value = torch.zeros(G, L, device=dev)
         self.pending_count = torch.zeros(G, dtype=torch.long, device=dev)
-        self.L = L
+        self.counters = torch.zeros(_CALIB + 3 * CALIBRATION_BINS, dtype=torch.float64, device=dev)
         # Cell c of a position before the swap is cell swap(c) after it.
-        swap_sym = env.game.board.symmetry(env.game.board.swap_symmetry)
-        self._swap_cell_perm = torch.tensor(swap_sym.cell_perm, dtype=torch.long, device=dev)
+        board = env.game.board
+        swap_perm = board.symmetry(board.swap_symmetry).cell_perm
+        self._swap_cell_perm = torch.tensor(swap_perm, dtype=torch.long, device=dev)
+        self._slots = torch.arange(G, device=dev)
+        self._players = torch.arange(2, device=dev)
 
     # ------------------------------------------------------------ randomness
     def _keys(self, game_id: Tensor) -> Tensor:
@@ -118,128 +142,139 @@ class SelfPlay:
         u = rng.uniform(rng.fold(self._keys(game_id), 0xC0), 0, 1)[:, 0]
         return u < self.cfg.resign_playout
 
+    def _full_step(self) -> bool:
+        """Whether this step searches fully: drawn on the host from (seed, step), no device read."""
+        return rng.host_uniform(self.seed, self.step_count) < self.cfg.full_fraction
+
     # ----------------------------------------------------------------- play
     def run(self, replay: ReplayBuffer, positions: int, progress=None) -> SelfPlayStats:
         """Play until ``positions`` recorded positions have entered the replay buffer."""
         stats = SelfPlayStats()
+        self.counters.zero_()
         start = time.perf_counter()
         while stats.recorded < positions:
             added = self.step(replay, stats)
-            if progress is not None:
+            if progress is not None and added:
                 progress.update(min(added, positions - (stats.recorded - added)))
+        self.read_counters(stats)
         stats.seconds = time.perf_counter() - start
         return stats
 
+    def read_counters(self, stats: SelfPlayStats) -> None:
+        """Copy the device counters into ``stats`` (one host synchronisation)."""
+        c = self.counters.tolist()
+        for name in _COUNTERS:
+            value = c[_C[name]]
+            setattr(stats, name, value if name == "target_entropy" else int(round(value)))
+        bins = CALIBRATION_BINS
+        stats.calib_count = c[_CALIB:_CALIB + bins]
+        stats.calib_pred = c[_CALIB + bins:_CALIB + 2 * bins]
+        stats.calib_won = c[_CALIB + 2 * bins:]
+
     def step(self, replay: ReplayBuffer, stats: SelfPlayStats) -> int:
-        """One move in every game; returns the number of positions pushed to the replay buffer."""
+        """One move in every game; returns the number of positions recorded (known on the host)."""
         env, cfg, s = self.env, self.cfg, self.state
         G, A = s.batch_size, env.num_actions
+        full = self._full_step()
+        self.step_count += 1
+        game_search = self.full_search if full else self.cheap_search
         keys = rng.fold(self._keys(self.game_id), s.ply)
-        full = rng.uniform(rng.fold(keys, 0xF1), 0, 1)[:, 0] < cfg.full_fraction
-        actions = torch.zeros(G, dtype=torch.long, device=env.device)
-        value = torch.zeros(G, device=env.device)
-        for is_full, search, sims in ((True, self.full_search, cfg.full_sims),
-                                      (False, self.cheap_search, cfg.cheap_sims)):
-            rows = (full if is_full else ~full).nonzero().squeeze(1)
-            if rows.numel() == 0:
-                continue
-            sub = s[rows]
-            out = search.run(sub, keys[rows])
-            act = out.action
-            early = sub.ply < cfg.temperature_moves
-            if bool(early.any()):  # sample from the search policy
-                u = rng.uniform(rng.fold(keys[rows], 0x7E), 0, 1)
-                sampled = (out.policy_target.cumsum(1) < u).sum(1).clamp(max=A - 1)
-                legal = env.legal_mask(sub).gather(1, sampled[:, None])[:, 0]
-                act = torch.where(early & legal, sampled, act)
-            actions[rows] = act
-            # The value of the move played (its Q), not the root average over Gumbel candidates,
-            # which understates strong positions; the root value where the move was not visited.
-            visited = out.visit_counts.gather(1, act[:, None])[:, 0] > 0
-            chosen = torch.where(visited, out.q_values.gather(1, act[:, None])[:, 0], out.root_value)
-            value[rows] = chosen
-            stats.simulations += rows.numel() * sims
-            if is_full:
-                self._record(rows, sub, out.policy_target, chosen, stats)
-        stats.moves += G
 
-        # Resignation (control games only note that they would have resigned).
+        # 1-2. search and choose
+        out = game_search.run(s, keys)
+        legal = env.legal_mask(s)
+        u = rng.uniform(rng.fold(keys, 0x7E), 0, 1)
+        sampled = (out.policy_target.cumsum(1) < u).sum(1).clamp(max=A - 1)
+        early = (s.ply < cfg.temperature_moves) & legal.gather(1, sampled[:, None])[:, 0]
+        action = torch.where(early, sampled, out.action)
+        visited = out.visit_counts.gather(1, action[:, None])[:, 0] > 0
+        value = torch.where(visited, out.q_values.gather(1, action[:, None])[:, 0], out.root_value)
+        stats.steps += 1
+        stats.moves += G
+        stats.simulations += G * game_search.config.num_simulations
+
+        # 3. record
+        recorded = 0
+        if full:
+            self._record(replay, s, out.policy_target, value)
+            recorded = G
+
+        # 4. resign (control games only note that they would have)
         hopeless = (value < -cfg.resign_threshold) & (s.ply >= cfg.temperature_moves)
         resign = hopeless & ~self.no_resign
         mover = s.to_move
-        self.would_resign[torch.arange(G, device=env.device), mover] |= hopeless & self.no_resign
-        self.swapped |= actions == env.game.swap_action
-        nxt = env.step(s, actions)
-        if bool(resign.any()):
-            nxt = nxt.where(resign, s)
-            nxt = State(nxt.holes, nxt.cells, nxt.counts, nxt.label, nxt.reach, nxt.to_move, nxt.ply,
-                        torch.where(resign, 1 - mover, nxt.winner))
-            stats.resigned += int(resign.sum())
-        self.state = nxt
-        return self._finish_games(replay, stats)
+        seat = mover[:, None] == self._players  # [G, 2] (one_hot would check its input on the host)
+        self.would_resign |= seat & (hopeless & self.no_resign)[:, None]
+        self.swapped |= action == env.game.swap_action
 
-    def _record(self, rows: Tensor, sub: State, policy: Tensor, value: Tensor, stats: SelfPlayStats) -> None:
-        slot = rows * self.L + self.pending_count[rows]
-        self.pending = self.pending.put(slot, sub, in_place=True)
-        self.pending_policy[slot] = policy
-        self.pending_value[slot] = value
-        self.pending_count[rows] += 1
-        p = policy.clamp(min=1e-12)
-        stats.target_entropy += float(-(policy * p.log()).sum())
+        # 5. rules, then finished games
+        nxt = env.step(s, action).where(resign, s)
+        self.state = State(nxt.holes, nxt.cells, nxt.counts, nxt.label, nxt.reach, nxt.to_move, nxt.ply,
+                           torch.where(resign, 1 - mover, nxt.winner))
+        self.counters[_C["resigned"]] += resign.sum()
+        self._finish_games(replay)
+        stats.recorded += recorded
+        return recorded
 
-    def _finish_games(self, replay: ReplayBuffer, stats: SelfPlayStats) -> int:
-        env, s = self.env, self.state
-        done = s.done.nonzero().squeeze(1)
-        if done.numel() == 0:
-            return 0
-        n = done.numel()
-        counts = self.pending_count[done]  # [n]
-        k = torch.arange(self.L, device=env.device)
-        valid = (k[None, :] < counts[:, None]).flatten()  # [n * L]
-        rows = (done[:, None] * self.L + k[None, :]).flatten()[valid]
-        owner = done.repeat_interleave(counts)  # game slot of each recorded position
-        positions = self.pending[rows]
-        winner = s.winner[owner]
-        mover = positions.to_move
-        outcome = torch.where(winner == mover, 1, -1)
-        final = s.cells[owner].long()  # [m, C]
+    def _record(self, replay: ReplayBuffer, s: State, policy: Tensor, value: Tensor) -> None:
+        G = s.batch_size
+        rows = replay.reserve(G)
+        replay.write(rows, s, policy, self.game_id)
+        slot = self._slots * self.L + self.pending_count  # [G] entry of each game's list
+        self.pending_row.view(-1).index_copy_(0, slot, rows)
+        self.pending_mover.view(-1).index_copy_(0, slot, s.to_move.to(torch.int8))
+        self.pending_ply.view(-1).index_copy_(0, slot, s.ply.to(torch.int16))
+        self.pending_value.view(-1).index_copy_(0, slot, value.float())
+        self.pending_count += 1
+        entropy = -(policy * policy.clamp(min=1e-12).log()).sum()
+        self.counters[_C["target_entropy"]] += entropy
+
+    def _finish_games(self, replay: ReplayBuffer) -> None:
+        env, s, cnt = self.env, self.state, self.counters
+        G, L, C = s.batch_size, self.L, env.num_cells
+        done = s.done  # [G]
+        entry = torch.arange(L, device=env.device)
+        valid = (entry[None, :] < self.pending_count[:, None]) & done[:, None]  # [G, L]
+        winner = s.winner  # [G]
+        mover = self.pending_mover.long()  # [G, L]
+        outcome = torch.where(winner[:, None] == mover, 1, -1)  # [G, L]
+        final = s.cells.long()  # [G, C]
+        own = _relative(final[:, None, :], mover[:, :, None])  # [G, L, C]
         if env.game.swap:  # positions before a swap see the board in the pre-swap frame: map back
-            pre_swap = self.swapped[owner] & (positions.ply <= env.game.swap_ply)
-            unswapped = final[:, self._swap_cell_perm]
-            final = torch.where(pre_swap[:, None], unswapped, final)
-        ownership = torch.where(final < 0, 0, torch.where(final == mover[:, None], 1, -1))
-        replay.add(positions, self.pending_policy[rows], outcome, ownership)
-        added = positions.batch_size
+            pre_swap = self.swapped[:, None] & (self.pending_ply <= env.game.swap_ply)  # [G, L]
+            own_pre = _relative(final[:, self._swap_cell_perm][:, None, :], mover[:, :, None])
+            own = torch.where(pre_swap[:, :, None], own_pre, own)
+        game = self.game_id[:, None].expand(G, L)
+        replay.set_targets(self.pending_row.flatten(), game.flatten(), outcome.flatten(), own.view(G * L, C),
+                           valid.flatten())
 
-        # Statistics.
-        pred = (self.pending_value[rows] + 1) / 2  # predicted chance to win, per position
+        # counters
+        d = done.double()
+        control = self.no_resign & done
+        winner_would = self.would_resign.gather(1, winner.clamp(min=0)[:, None])[:, 0]
+        cnt[_C["games"]] += d.sum()
+        cnt[_C["first_player_wins"]] += (done & (winner == 0)).sum()
+        cnt[_C["plies"]] += (s.ply * done).sum()
+        cnt[_C["swaps"]] += (self.swapped & done).sum()
+        cnt[_C["control_games"]] += control.sum()
+        cnt[_C["control_would_resign"]] += (control & self.would_resign.any(1)).sum()
+        cnt[_C["false_resigns"]] += (control & winner_would).sum()
+        pred = ((self.pending_value + 1) / 2).flatten()  # predicted chance to win, per position
         bins = (pred * CALIBRATION_BINS).long().clamp(0, CALIBRATION_BINS - 1)
-        for acc, weights in ((stats.calib_count, None), (stats.calib_pred, pred), (stats.calib_won, (outcome > 0).float())):
-            counts = torch.bincount(bins, weights=weights, minlength=CALIBRATION_BINS).tolist()
-            for b in range(CALIBRATION_BINS):
-                acc[b] += counts[b]
-        stats.recorded += added
-        stats.games += n
-        stats.first_player_wins += int((s.winner[done] == 0).sum())
-        stats.plies += int(s.ply[done].sum())
-        stats.swaps += int(self.swapped[done].sum())
-        control = self.no_resign[done]
-        stats.control_games += int(control.sum())
-        would = self.would_resign[done]  # [n, 2]
-        winner_would = would.gather(1, s.winner[done][:, None])[:, 0]
-        stats.control_would_resign += int((control & would.any(1)).sum())
-        stats.false_resigns += int((control & winner_would).sum())
+        w = valid.flatten().double()
+        won = (outcome > 0).flatten().double() * w
+        for offset, weights in ((0, w), (CALIBRATION_BINS, pred.double() * w), (2 * CALIBRATION_BINS, won)):
+            cnt[_CALIB + offset:_CALIB + offset + CALIBRATION_BINS].index_add_(0, bins, weights)
 
-        # New games in the finished slots.
+        # new games in the finished slots, under new ids
+        new_id = self.next_game_id + done.long().cumsum(0) - 1
+        self.game_id = torch.where(done, new_id, self.game_id)
+        self.next_game_id = self.next_game_id + done.long().sum()
+        self.no_resign = torch.where(done, self._control_coin(self.game_id), self.no_resign)
+        self.would_resign &= ~done[:, None]
+        self.swapped &= ~done
+        self.pending_count = torch.where(done, 0, self.pending_count)
         self.state = env.reset_done(s, self.generator, in_place=True)
-        ids = torch.arange(self.next_game_id, self.next_game_id + n, device=env.device)
-        self.next_game_id += n
-        self.game_id[done] = ids
-        self.no_resign[done] = self._control_coin(ids)
-        self.would_resign[done] = False
-        self.swapped[done] = False
-        self.pending_count[done] = 0
-        return added
 
     # ------------------------------------------------------------ checkpoint
     def state_dict(self) -> dict:
@@ -250,15 +285,17 @@ class SelfPlay:
 
         return {
             "state": {n: cpu(getattr(self.state, n)) for n in FIELDS},
-            "pending": {n: cpu(getattr(self.pending, n)) for n in FIELDS},
-            "pending_policy": cpu(self.pending_policy), "pending_value": cpu(self.pending_value),
+            "pending_row": cpu(self.pending_row), "pending_mover": cpu(self.pending_mover),
+            "pending_ply": cpu(self.pending_ply), "pending_value": cpu(self.pending_value),
             "pending_count": cpu(self.pending_count), "game_id": cpu(self.game_id),
-            "next_game_id": self.next_game_id, "no_resign": cpu(self.no_resign),
+            "next_game_id": cpu(self.next_game_id), "no_resign": cpu(self.no_resign),
             "would_resign": cpu(self.would_resign), "swapped": cpu(self.swapped),
-            "generator": self.generator.get_state(), "base_key": cpu(self.base_key),
+            "step_count": self.step_count, "seed": self.seed, "generator": self.generator.get_state(),
+            "base_key": cpu(self.base_key),
         }
 
-    def load_state_dict(self, d: dict) -> None:
+    def load_state_dict(self, d: dict, row_map: Tensor | None = None) -> None:
+        """Restore; ``row_map`` (from ``ReplayBuffer.load_state_dict``) moves the pending rows."""
         dev = self.env.device
         if d["game_id"].shape[0] != self.cfg.games:
             raise ValueError(f"saved self-play has {d['game_id'].shape[0]} games; the config says {self.cfg.games}")
@@ -267,11 +304,15 @@ class SelfPlay:
             return t.to(dev, copy=True)
 
         self.state = State(**{n: own(d["state"][n]) for n in FIELDS})
-        self.pending = State(**{n: own(d["pending"][n]) for n in FIELDS})
-        self.pending_policy, self.pending_value = own(d["pending_policy"]), own(d["pending_value"])
-        self.pending_count, self.game_id = own(d["pending_count"]), own(d["game_id"])
-        self.next_game_id = int(d["next_game_id"])
+        rows = d["pending_row"]
+        if row_map is not None:
+            rows = torch.where(rows >= 0, row_map[rows.clamp(min=0)], rows)
+        self.pending_row = own(rows)
+        self.pending_mover, self.pending_ply = own(d["pending_mover"]), own(d["pending_ply"])
+        self.pending_value, self.pending_count = own(d["pending_value"]), own(d["pending_count"])
+        self.game_id, self.next_game_id = own(d["game_id"]), own(d["next_game_id"])
         self.no_resign, self.would_resign = own(d["no_resign"]), own(d["would_resign"])
         self.swapped = own(d["swapped"])
+        self.step_count, self.seed = int(d["step_count"]), int(d["seed"])
         self.generator.set_state(d["generator"])
         self.base_key = own(d["base_key"])

@@ -1,0 +1,82 @@
+"""Timing and counting helpers for the benchmarks, without adding host synchronisation.
+
+``DeviceTimer`` accumulates the time spent inside ``with timer():`` blocks: CUDA events on a GPU
+(recorded around the work, read once at the end), ``perf_counter`` on the CPU. ``count_syncs`` runs
+a function under torch's profiler and counts the ops that make the host wait for the device:
+``aten::_local_scalar_dense`` (``.item()``, ``bool(t)``, ``float(t)``, ``.tolist()``),
+``aten::nonzero`` and ``aten::is_nonzero``, as ``../shared/tools/count_ops.py`` does. On a CPU they
+cost nothing, but each is a stall on a GPU, so counting them on the CPU shows what a GPU would pay.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import resource
+import sys
+import time
+from typing import Callable, Iterator
+
+import torch
+
+SYNC_OPS = ("aten::_local_scalar_dense", "aten::nonzero", "aten::is_nonzero")
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+class DeviceTimer:
+    """Time spent inside ``with timer():`` blocks on one device."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.calls = 0
+        self._events: list[tuple[torch.cuda.Event, torch.cuda.Event]] = []
+        self._cpu_seconds = 0.0
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[None]:
+        self.calls += 1
+        if self.device.type == "cuda":
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            yield
+            end.record()
+            self._events.append((start, end))
+        else:
+            t = time.perf_counter()
+            yield
+            self._cpu_seconds += time.perf_counter() - t
+
+    def seconds(self) -> float:
+        """The total so far (waits for the device once)."""
+        synchronize(self.device)
+        return self._cpu_seconds + sum(s.elapsed_time(e) for s, e in self._events) / 1000.0
+
+    def reset(self) -> None:
+        self.calls, self._events, self._cpu_seconds = 0, [], 0.0
+
+
+def profiler_active() -> bool:
+    """Whether torch's profiler is already recording (then a nested one is not started)."""
+    return bool(torch.autograd.profiler._is_profiler_enabled)
+
+
+def count_syncs(fn: Callable[[], None]) -> int | None:
+    """Host-synchronising ops run by ``fn`` (None when a profiler is already active)."""
+    if profiler_active():
+        return None
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        fn()
+    return sum(1 for e in prof.events() if e.name in SYNC_OPS)
+
+
+def peak_memory_mb(device: torch.device) -> float:
+    """Peak device memory (CUDA) or the process's peak resident memory (CPU), in MiB."""
+    if device.type == "cuda":
+        return torch.cuda.max_memory_allocated(device) / 2**20
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    return rss / 2**20 if sys.platform == "darwin" else rss / 2**10

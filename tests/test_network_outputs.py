@@ -1,0 +1,44 @@
+"""Shipped checkpoints give the same outputs as before the network lost its sparse kernels.
+
+``fixtures/network_outputs.pt`` holds policy logits, values and ownership computed by the network
+as it was at commit 41943cb (aggregation by ``torch.sparse.mm`` over the stacked adjacency), for the
+shipped checkpoints on their own games and on other boards (one set of weights plays any board).
+The dense block aggregation must reproduce them to float rounding.
+"""
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from conhex_zero.env.state import State
+from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.nn.checkpoint import load_checkpoint
+from conhex_zero.nn.encode import Encoder
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPECTED = torch.load(Path(__file__).parent / "fixtures" / "network_outputs.pt", weights_only=True)
+
+
+def positions(env: VecEnv) -> State:
+    gen = torch.Generator().manual_seed(11)
+    state = env.initial_state(6)
+    states = []
+    for _ in range(12):
+        states.append(state)
+        state = env.reset_done(env.step(state, env.random_actions(state, gen)))
+    return State.cat(states)
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED))
+def test_shipped_checkpoints_give_the_outputs_of_the_sparse_network(key):
+    path, game = key.split("|")
+    env = VecEnv(game)
+    model = load_checkpoint(ROOT / path).model
+    encoder = Encoder(env)
+    with torch.no_grad():
+        logits, value, ownership = model(encoder(positions(env)), encoder.graph)
+    expected = EXPECTED[key]
+    assert torch.allclose(logits, expected["logits"], atol=1e-4, rtol=1e-5)
+    assert torch.allclose(value, expected["value"], atol=1e-5)
+    assert torch.allclose(ownership, expected["ownership"], atol=1e-5)
