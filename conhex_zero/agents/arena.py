@@ -165,8 +165,7 @@ def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: 
         playing = (live & ~forfeit).nonzero().squeeze(1)
         env.check_actions(state[playing], actions[playing])  # our own players never move illegally
         if bool(forfeit.any()):
-            state = State(state.holes, state.cells, state.counts, state.label, state.reach, state.to_move,
-                          state.ply, torch.where(forfeit, 1 - state.to_move, state.winner))
+            state = state.with_winner(torch.where(forfeit, 1 - state.to_move, state.winner))
         for g, a in zip(playing.tolist(), actions[playing].tolist()):
             history[g].append(a)
         state = env.step(state, actions.clamp(min=0))

@@ -29,7 +29,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", help="cpu or cuda (overrides the config's device)")
     p.add_argument("--stop-after", type=int, metavar="N",
                    help="stop after N iterations in this session (with a checkpoint; --resume continues)")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--quiet", action="store_true", help="no progress bars and no resolved config (one line per "
+                   "iteration)")
     p.add_argument("overrides", nargs="*", metavar="key=value",
                    help="config overrides with dotted keys, e.g. optim.lr=3e-4 selfplay.games=128")
 
@@ -44,12 +45,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import yaml
-
     from conhex_zero.train import distributed
-    from conhex_zero.train.config import ConfigError, load_config
-    from conhex_zero.train.loop import train
-    from conhex_zero.train.run_dir import RunDir
+    from conhex_zero.train.config import ConfigError, load_config, read_yaml_mapping
+    from conhex_zero.train.loop import TrainingDiverged, train
+    from conhex_zero.train.run_dir import RunDir, TrainStateError
 
     overrides = list(args.overrides)
     if args.device:
@@ -61,19 +60,28 @@ def run(args: argparse.Namespace) -> int:
                 raise CliError("--resume continues a run with its own config and directory; change settings "
                                "with key=value overrides instead of --config/--run-dir")
             run_dir = RunDir(args.resume)
+            if not Path(args.resume).is_dir():
+                raise CliError(f"{args.resume} is not a run directory")
             if not run_dir.resumable:
                 raise CliError(f"{args.resume} has no training state to resume ({run_dir.state_file} is missing)")
-            base = yaml.safe_load(run_dir.config_file.read_text()) if run_dir.config_file.is_file() else {}
+            if run_dir.config_file.is_file():
+                base = read_yaml_mapping(run_dir.config_file)
+            else:  # the state holds the run's config too
+                base = run_dir.load_state()["config"]
+                print(f"note: {run_dir.config_file} is missing; using the config stored in {run_dir.state_file}",
+                      file=sys.stderr)
             config = load_config(None, overrides, base=base)
             path = run_dir.path
         else:
             config = load_config(args.config, overrides)
             name = Path(args.config).stem if args.config else "default"
             path = Path(args.run_dir or Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}")
+            if path.exists() and not path.is_dir():
+                raise CliError(f"--run-dir {path} is a file, not a directory")
             if RunDir(path).resumable:
                 raise CliError(f"{path} already holds a run; resume it with --resume {path} or choose another "
                                f"--run-dir")
-    except ConfigError as err:
+    except (ConfigError, TrainStateError) as err:
         raise CliError(str(err)) from None
     resolve_device(config.device)
     if args.stop_after is not None and args.stop_after < 1:
@@ -84,10 +92,13 @@ def run(args: argparse.Namespace) -> int:
     path = Path(ctx.broadcast_object(str(path), what="agreeing on the run directory"))
     if ctx.is_main:
         where = f" on {ctx.world_size} processes ({ctx.backend}, {ctx.device.type})" if ctx.enabled else ""
-        print(f"run directory: {path}{where}\nresolved config:\n"
-              + "\n".join("  " + line for line in config.dump().splitlines()))
+        print(f"run directory: {path}{where}")
+        if not args.quiet:
+            print("resolved config:\n" + "\n".join("  " + line for line in config.dump().splitlines()))
     try:
         result = train(config, path, resume=bool(args.resume), progress=not args.quiet, stop_after=args.stop_after)
+    except (TrainStateError, TrainingDiverged) as err:
+        raise CliError(str(err)) from None
     except KeyboardInterrupt:
         if ctx.is_main:
             print(f"\ninterrupted: the last checkpoint is kept; continue with: conhex-zero train --resume {path}",

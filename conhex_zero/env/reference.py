@@ -3,7 +3,8 @@
 It is the oracle the vectorised engine is tested against, so it shares nothing with ``VecEnv`` but
 the board tables. It keeps the move history and recomputes everything from it: cell ownership by
 replaying moves in order (first to reach ``need``), wins by breadth-first search over the mover's
-cells. The swap rule rewrites the history (each piece to its mirror image, colours exchanged).
+cells. The swap rule rewrites the history (each piece to its mirror image, colours exchanged). The
+mirror-move limit is checked by walking back over the moves made since the last swap.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ class ReferenceGame:
         self.game = parse_game(game)
         self.board = self.game.board
         self.history: list[tuple[int, int]] = []  # (hole, player) in the order played
+        self.since_swap: list[tuple[int, int]] = []  # (hole, player) of the moves after the last swap
         self.ply = 0
         self.to_move = 0
         self.winner: int | None = None
@@ -41,7 +43,27 @@ class ReferenceGame:
             return False
         if g.forbid_depth is not None and self.ply == first_ply:
             return self.board.hole_depth[action] < g.forbid_depth
-        return True
+        return not self._too_many_mirrors(action)
+
+    def _too_many_mirrors(self, hole: int) -> bool:
+        """Would ``hole`` be the mover's (K+1)-th consecutive mirror of the opponent's moves?"""
+        if self.game.mirror is None or not self.since_swap:
+            return False
+        me, moves = self.to_move, self.since_swap
+        for sym in self.board.symmetries[1:]:
+            perm = sym.hole_perm
+            last_hole, last_player = moves[-1]
+            if last_player == me or hole != perm[last_hole]:
+                continue  # this move would not mirror under sym
+            streak = 0
+            for i in reversed([i for i, (_, player) in enumerate(moves) if player == me]):
+                if i >= 1 and moves[i - 1][1] != me and moves[i][0] == perm[moves[i - 1][0]]:
+                    streak += 1
+                else:
+                    break
+            if streak >= self.game.mirror:
+                return True
+        return False
 
     def legal_actions(self) -> list[int]:
         return [a for a in range(self.game.num_actions) if self.is_legal(a)]
@@ -56,10 +78,12 @@ class ReferenceGame:
         if action == g.swap_action:
             sym = self.board.symmetry(self.board.swap_symmetry)
             self.history = [(sym.hole_perm[h], 1 - p) for h, p in self.history]
+            self.since_swap = []
             self._rebuild()
             assert self.winner is None
         else:
             self.history.append((action, mover))
+            self.since_swap.append((action, mover))
             self._place(action, mover)
         # Whose turn next: alternate, except that with extra-stone the second player's first turn
         # has two pieces (plies first_ply + 1 and first_ply + 2).

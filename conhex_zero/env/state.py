@@ -9,10 +9,16 @@ is labelled with its own id (which is never the label of a chain, so labels cann
 ``reach`` caches, at each chain's id cell, which of its owner's two sides the chain touches (bit 0:
 the first side, bit 1: the second); both bits set means the owner has won. Entries at other cells
 are stale and never read.
+
+For the mirror-move limit (``mirror=K`` games) ``last`` is the hole of the previous move (-1 after a
+swap or at the start) and ``streak[b, p, s]`` counts player p's consecutive moves that mirrored the
+opponent's preceding move under symmetry s (S = the board's non-identity symmetries; S = 0, empty,
+in games without the option).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, fields
 from typing import Callable, Sequence
 
@@ -32,6 +38,8 @@ class State:
     to_move: Tensor  # [B] int64: player to move
     ply: Tensor  # [B] int64: actions taken so far (pieces, random opening pieces and swap)
     winner: Tensor  # [B] int64: -1 while the game runs, else the winner
+    last: Tensor  # [B] int64: hole of the previous move, -1 if none (mirror=K games only)
+    streak: Tensor  # [B, 2, S] int8: consecutive mirror moves per player and symmetry (mirror=K only)
 
     # ------------------------------------------------------------- derived
     @property
@@ -86,6 +94,10 @@ class State:
     def cat(states: Sequence["State"]) -> "State":
         """Concatenate states along the batch dimension."""
         return State(*(torch.cat([getattr(s, name) for s in states]) for name in FIELDS))
+
+    def with_winner(self, winner: Tensor) -> "State":
+        """The same positions with ``winner`` [B] replaced (resignations, forfeits)."""
+        return dataclasses.replace(self, winner=winner)
 
     def equal(self, other: "State") -> bool:
         """Exact equality of every field."""

@@ -38,6 +38,16 @@ class SymmetryTables:
                 keeps = sym.side_perm[PLAYER_SIDES[owner][0]] == PLAYER_SIDES[image_owner][0]
                 lut.extend([0, 1, 2, 3] if keeps else [0, 2, 1, 3])
             self.reach_lut.append(torch.tensor(lut, dtype=torch.int8, device=device))  # [2 * 4]
+        # Hole images, and how a symmetry g renames the others (s -> g s g^-1) for mirror streaks.
+        perms = [tuple(sym.hole_perm) for sym in board.symmetries]
+        self.hole_image = [torch.tensor(p, device=device) for p in perms]  # [H] image of each hole
+        self.conjugate = []
+        for g in perms:
+            inverse = [0] * len(g)
+            for h, image in enumerate(g):
+                inverse[image] = h
+            row = [perms.index(tuple(g[s[inverse[h]]] for h in range(len(g)))) - 1 for s in perms[1:]]
+            self.conjugate.append(torch.tensor(row, dtype=torch.long, device=device))  # [S]
 
     def __len__(self) -> int:
         return len(self.names)
@@ -64,7 +74,17 @@ class SymmetryTables:
             to_move=1 - state.to_move if flip else state.to_move.clone(),
             ply=state.ply.clone(),
             winner=colours(state.winner),
+            last=torch.where(state.last >= 0, self.hole_image[k][state.last.clamp(min=0)], state.last),
+            streak=self._streaks(state.streak, k, flip),
         )
+
+    def _streaks(self, streak: Tensor, k: int, flip: bool) -> Tensor:
+        """Mirror streaks ``[B, 2, S]`` of the image: symmetry s becomes g s g^-1, players swap with colours."""
+        if streak.shape[2] == 0:
+            return streak.clone()
+        out = torch.empty_like(streak)
+        out[:, :, self.conjugate[k]] = streak
+        return out.flip(1) if flip else out
 
     def apply_actions(self, values: Tensor, k: int) -> Tensor:
         """Per-action values ``[B, H + 1]`` (holes, then swap) moved to their images."""

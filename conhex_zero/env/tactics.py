@@ -45,22 +45,38 @@ class Tactics:
 
     def winning_moves(self, state: State, player: Tensor | None = None) -> Tensor:
         """``[B, H]`` bool: holes where ``player`` (default: the player to move) would win at once."""
-        env = self.env
-        B, H, C = state.batch_size, env.num_holes, env.num_cells
         p = state.to_move if player is None else player.to(torch.long)  # [B]
-        p8 = p.to(torch.int8)[:, None].expand(B, C).contiguous()  # [B, C]
-        counts_p = state.counts.gather(1, p[:, None, None].expand(B, 1, C))[:, 0]  # [B, C]
-        ripe = both(state.cells < self._zero_cells, counts_p == self.need_minus_one)  # [B, C]
-        own = (state.cells == p8).to(torch.int8)  # [B, C]
-        chain_reach = state.reach.gather(1, state.label.long()) * own  # [B, C]: sides of p's chains
-        around = chain_reach.gather(1, self.neighbours8.expand(B, -1))  # [B, C*8]
-        gain = or_bytes(around.view(B * C, 8)).view(B, C).to(torch.int8)  # sides of adjacent chains
-        gain = (gain | self.side_bits.index_select(0, p)) * ripe  # [B, C]: what conquering c adds
-        per_hole = gain.gather(1, self.hole_cells8.expand(B, -1))  # [B, H*8]
-        hole_gain = or_bytes(per_hole.view(B * H, 8)).view(B, H)  # [B, H]
-        empty = state.holes < 0
-        live = (state.winner < 0)[:, None]
-        return (hole_gain == 3) & empty & live
+        return self.winning_moves_for(state, p[:, None])[:, 0]
+
+    def winning_moves_both(self, state: State) -> Tensor:
+        """``[B, 2, H]`` bool: winning holes of the player to move (row 0) and of the opponent (row 1),
+        in one pass."""
+        p = state.to_move
+        return self.winning_moves_for(state, torch.stack([p, 1 - p], 1))
+
+    def winning_moves_for(self, state: State, players: Tensor) -> Tensor:
+        """``[B, P, H]`` bool: holes where ``players[:, k]`` would win at once, for each column k."""
+        env = self.env
+        B, P = players.shape
+        H, C = env.num_holes, env.num_cells
+        R = B * P
+        counts_p = state.counts.gather(1, players[:, :, None].expand(B, P, C))  # [B, P, C]
+        free = (state.cells < self._zero_cells)[:, None]  # [B, 1, C]
+        ripe = both(free, counts_p == self.need_minus_one[:, None])  # [B, P, C]
+        own = state.cells[:, None, :] == players[:, :, None].to(torch.int8)  # [B, P, C]
+        chain_reach = state.reach.gather(1, state.label.long())[:, None] * own  # [B, P, C]: sides of p's chains
+        around = chain_reach.view(R, C).gather(1, self.neighbours8.expand(R, -1))  # [R, C*8]
+        gain = or_bytes(around.view(R * C, 8)).view(R, C).to(torch.int8)  # sides of adjacent chains
+        gain = (gain | self.side_bits.index_select(0, players.flatten())) * ripe.view(R, C)  # what conquering adds
+        per_hole = gain.gather(1, self.hole_cells8.expand(R, -1))  # [R, H*8]
+        hole_gain = or_bytes(per_hole.view(R * H, 8)).view(B, P, H)
+        empty = (state.holes < 0)[:, None]
+        live = (state.winner < 0)[:, None, None]
+        wins = (hole_gain == 3) & empty & live
+        if env.game.mirror is not None:  # the player to move may be barred from a mirror move
+            barred = env.legal_mask(state)[:, None, :H] | (players != state.to_move[:, None])[:, :, None]
+            wins = wins & barred
+        return wins
 
     def losing_actions(self, state: State, legal: Tensor | None = None) -> Tensor:
         """``[B, A]`` bool: legal actions after which the opponent, moving next, can win at once.

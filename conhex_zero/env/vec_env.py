@@ -11,7 +11,10 @@ holes or cells; no host synchronisation except to validate actions with ``check=
    (the new label is scattered into an identity relabelling table at the labels that join, and
    every cell's label is looked up in it);
 5. the merged chain's side contacts are the union of its parts' (cached per chain in ``reach``);
-   touching both of the mover's sides wins.
+   touching both of the mover's sides wins;
+6. with the mirror-move limit (``mirror=K``), the mover's streak per symmetry grows when the move is
+   the image of the opponent's preceding move and restarts otherwise; the legal mask bans the hole
+   that would be a (K+1)-th consecutive mirror.
 
 Only step 4's relabelling touches all C cells; everything else works on the K cells of the hole
 and their K*D neighbours.
@@ -80,6 +83,11 @@ class VecEnv:
         # The swap: the position mapped through a side-exchanging symmetry, colours exchanged.
         self.symmetries = SymmetryTables(board, dev)
         self._swap_symmetry = self.symmetries.index(board.swap_symmetry)
+        # The mirror-move limit: image of every hole under each limited symmetry.
+        names = self.game.mirror_symmetries
+        self.num_mirrors = len(names)
+        images = [board.symmetry(n).hole_perm for n in names]
+        self.mirror_image = torch.tensor(images, dtype=torch.long, device=dev).T.reshape(H, len(names))  # [H, S]
 
         self._empty_row = self.initial_state(1)
 
@@ -99,6 +107,8 @@ class VecEnv:
             to_move=self.turn_table[0].expand(B).clone(),
             ply=torch.zeros(B, dtype=torch.long, device=dev),
             winner=torch.full((B,), -1, dtype=torch.long, device=dev),
+            last=torch.full((B,), -1, dtype=torch.long, device=dev),
+            streak=torch.zeros((B, 2, self.num_mirrors), dtype=torch.int8, device=dev),
         )
 
     def reset(self, batch_size: int, generator: torch.Generator | None = None) -> State:
@@ -143,11 +153,32 @@ class VecEnv:
         if self.game.forbid_depth is not None:
             first = state.ply == self.game.first_move_ply  # [B]
             holes_ok = both(holes_ok, ~both(first[:, None], self.forbidden))
+        if self.game.mirror is not None:
+            holes_ok = both(holes_ok, ~self._mirror_banned(state))
         if self.game.swap:
             swap_ok = live & (state.ply == self.game.swap_ply)  # [B]
         else:
             swap_ok = torch.zeros_like(live)
         return torch.cat([holes_ok, swap_ok[:, None]], dim=1)
+
+    def _mirror_candidates(self, state: State) -> tuple[Tensor, Tensor, Tensor]:
+        """The holes that would mirror the previous move ``[B, S]``, whether that move was the
+        opponent's ``[B]``, and the mover's streaks ``[B, S]``."""
+        B, S = state.batch_size, self.num_mirrors
+        # Who made the last move: the owner of its piece (pieces never move or change colour, and a
+        # swap clears ``last``), which also holds for the colour-exchanged image of a position.
+        previous = state.holes.gather(1, state.last.clamp(min=0)[:, None])[:, 0].long()  # [B]
+        after_opponent = (state.last >= 0) & (previous >= 0) & (previous != state.to_move)
+        images = self.mirror_image.index_select(0, state.last.clamp(min=0))  # [B, S]
+        mine = state.streak.gather(1, state.to_move[:, None, None].expand(B, 1, S))[:, 0]  # [B, S]
+        return images, after_opponent, mine
+
+    def _mirror_banned(self, state: State) -> Tensor:
+        """``[B, H]`` bool: holes that would be the mover's (K+1)-th consecutive mirror move."""
+        images, after_opponent, mine = self._mirror_candidates(state)
+        banned = (mine >= self.game.mirror) & after_opponent[:, None]  # [B, S]
+        count = torch.zeros((state.batch_size, self.num_holes), dtype=torch.int8, device=self.device)
+        return count.scatter_add_(1, images, banned.to(torch.int8)) > 0
 
     def random_actions(self, state: State, generator: torch.Generator | None = None,
                        uniforms: Tensor | None = None, swap: bool = True) -> Tensor:
@@ -222,6 +253,15 @@ class VecEnv:
         win = any_new & (chain_reach == 3)  # [B]
 
         ply = state.ply + live.long()  # [B]
+        last, streak = state.last, state.streak
+        if self.game.mirror is not None:  # 6. the mover's mirror streaks, the last move
+            S = self.num_mirrors
+            images, after_opponent, mine = self._mirror_candidates(state)
+            mirrors = (images == hole[:, None]) & after_opponent[:, None] & place  # [B, S]
+            mine = torch.where(mirrors, mine + 1, 0).to(torch.int8)
+            seat = p[:, None, None].expand(B, 1, S)
+            streak = torch.where(live[:, None, None], streak.scatter(1, seat, mine[:, None]), streak)
+            last = torch.where(place[:, 0], hole, last)
         next_state = State(
             holes=holes,
             cells=cells,
@@ -231,6 +271,8 @@ class VecEnv:
             to_move=self.turn_table[ply],
             ply=ply,
             winner=torch.where(win, p, state.winner),
+            last=last,
+            streak=streak,
         )
         if self.game.swap:  # the pie rule: games that swap take the mapped position (no sync)
             next_state = next_state.where(live & is_swap, self._swapped(state))
@@ -241,7 +283,8 @@ class VecEnv:
         image = self.symmetries.apply(state, self._swap_symmetry)
         ply = state.ply + 1
         return State(image.holes, image.cells, image.counts, image.label, image.reach,
-                     to_move=self.turn_table[ply], ply=ply, winner=state.winner)
+                     to_move=self.turn_table[ply], ply=ply, winner=state.winner,
+                     last=torch.full_like(state.last, -1), streak=torch.zeros_like(state.streak))
 
     # ------------------------------------------------------------- checking
     def check_actions(self, state: State, action: Tensor) -> None:
@@ -275,4 +318,14 @@ class VecEnv:
             return f"{name}: the hole is already taken"
         if ply == g.first_move_ply and bool(self.forbidden[action]):
             return f"{name}: the first move may not be in the forbidden zone (depth >= {g.forbid_depth})"
+        if g.mirror is not None and bool(self._mirror_banned(s)[0, action]):
+            images, _, mine = self._mirror_candidates(s)
+            names = [g.mirror_symmetries[k] for k in range(self.num_mirrors)
+                     if int(images[0, k]) == action and int(mine[0, k]) >= g.mirror]
+            return (f"{name}: it would be the {_ordinal(g.mirror + 1)} consecutive move mirroring the opponent's "
+                    f"({' / '.join(names)}); mirror={g.mirror} allows {g.mirror}")
         return f"{name}: illegal"
+
+
+def _ordinal(n: int) -> str:
+    return {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth"}.get(n, f"{n}th")

@@ -10,6 +10,12 @@ Spec grammar: ``NAME[:OPTION[,OPTION...]]`` with NAME ``conhex``, ``hex`` (= ``h
 * ``random=K``: K random opening pieces per player are placed (alternately) before play starts.
 * ``extra-stone``: the second player places two pieces on their first turn (the Hex variant in which
   Black may add a stone; an extra piece never hurts in these games, so it is always placed).
+* ``mirror=K``: no more than K consecutive mirror moves (the Hex variant "Mosse Speculari", K = 2
+  in the rules sheet). A move *mirrors* when it is the image of the opponent's immediately preceding
+  move under one fixed non-identity symmetry of the board (Hex: the 180-degree turn and the two
+  diagonal reflections; ConHex: its seven turns and reflections); a player's (K+1)-th consecutive
+  mirror under the same symmetry is illegal. The swap, and a move that follows one's own move (the
+  extra stone), mirror nothing and end the player's streaks; the swap ends both players' streaks.
 
 Actions are hole ids ``0..H-1`` plus ``SWAP = H``; ``num_actions = H + 1`` for every game (swap is
 simply never legal when the rule is off). The turn order, the ply on which swap is legal and the
@@ -32,7 +38,7 @@ from conhex_zero.games.hex import MAX_SIZE, MIN_SIZE, hex_board
 SWAP_NAME = "swap"
 _TRUE = {"1", "on", "yes", "true"}
 _FALSE = {"0", "off", "no", "false"}
-_OPTIONS = ("swap", "noswap", "forbid", "random", "extra-stone")
+_OPTIONS = ("swap", "noswap", "forbid", "random", "extra-stone", "mirror")
 
 
 class GameSpecError(ValueError):
@@ -52,6 +58,14 @@ class Game:
     forbid_depth: int | None = None
     random_pieces: int = 0
     extra_stone: bool = False
+    mirror: int | None = None
+
+    @property
+    def mirror_symmetries(self) -> tuple[str, ...]:
+        """The symmetries whose mirror moves are limited (all but the identity; none without the option)."""
+        if self.mirror is None:
+            return ()
+        return tuple(s.name for s in self.board.symmetries[1:])
 
     # ----------------------------------------------------------------- sizes
     @property
@@ -127,6 +141,8 @@ class Game:
             opts.append(f"random={self.random_pieces}")
         if self.extra_stone:
             opts.append("extra-stone")
+        if self.mirror is not None:
+            opts.append(f"mirror={self.mirror}")
         return self.board.name + (":" + ",".join(opts) if opts else "")
 
     def __str__(self) -> str:
@@ -142,6 +158,8 @@ class Game:
             parts.append(f"{self.random_pieces} random opening piece{'s' * (self.random_pieces > 1)} per player")
         if self.extra_stone:
             parts.append("second player's first turn places two pieces")
+        if self.mirror is not None:
+            parts.append(f"at most {self.mirror} consecutive mirror move{'s' * (self.mirror != 1)}")
         return ", ".join(parts)
 
     def action_name(self, action: int) -> str:
@@ -222,6 +240,7 @@ def parse_game(spec: str | Game) -> Game:
     forbid: int | None = None
     random_pieces = 0
     extra = False
+    mirror: int | None = None
     seen: set[str] = set()
     for raw in filter(None, (o.strip() for o in opt_text.split(","))):
         key, eq, value = raw.partition("=")
@@ -252,13 +271,15 @@ def parse_game(spec: str | Game) -> Game:
                 raise GameSpecError(f"random={random_pieces} would fill the {board.name} board")
         elif key == "extra-stone" and value is None:
             extra = True
+        elif key == "mirror":
+            mirror = _int_option("mirror", value, 1)
         else:
             close = difflib.get_close_matches(key, list(_OPTIONS), n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
             raise GameSpecError(f"unknown option {raw!r} in {spec!r}: options are swap, noswap, "
-                                f"forbid=K, random=K, extra-stone.{hint}")
+                                f"forbid=K, random=K, extra-stone, mirror=K.{hint}")
     if extra and swap:
         raise GameSpecError(f"extra-stone and swap are alternative ways to balance the first move; "
                             f"choose one (e.g. '{board.name}:noswap,extra-stone')")
     return Game(board=board, swap=swap, forbid_depth=forbid, random_pieces=random_pieces,
-                extra_stone=extra)
+                extra_stone=extra, mirror=mirror)

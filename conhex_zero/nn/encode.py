@@ -105,15 +105,25 @@ class Encoder:
             cells_from_holes=_normalised(inc).to(dev),
             cells_from_sides=_normalised(sides.T).to(dev),
             num_types=3, num_holes=H, num_cells=C)
-        self.hole_size = (inc.sum(0) / 3.0).to(dev)  # [H] cells per hole, scaled
+        # Constant columns: node kinds, cells per hole, need and size of each cell.
+        N = H + C + NUM_SIDES
+        template = torch.zeros(N, NUM_FEATURES)
+        template[:H, IS_HOLE] = 1.0
+        template[H:H + C, IS_CELL] = 1.0
+        template[H + C:, IS_SIDE] = 1.0
+        template[:H, H_CELLS] = inc.sum(0) / 3.0
+        template[H:H + C, C_NEED] = torch.tensor(board.cell_need, dtype=torch.float32) / 3.0
+        template[H:H + C, C_SIZE] = inc.sum(1) / 6.0
+        self.template = template.to(dev)  # [N, F]
         self.cell_need = torch.tensor(board.cell_need, dtype=torch.float32, device=dev)  # [C]
-        self.cell_size = (inc.sum(1) / 6.0).to(dev)  # [C]
-        on_side = torch.stack([sides[list(s)].amax(0) for s in PLAYER_SIDES])  # [2, C] player's sides
-        self.on_side = on_side.to(dev)
-        mine_side = torch.zeros(2, NUM_SIDES)
+        self.on_side = torch.stack([sides[list(s)].amax(0) for s in PLAYER_SIDES]).to(dev)  # [2, C] player's sides
+        side_owner = torch.zeros(NUM_SIDES, dtype=torch.long)
+        side_bit = torch.zeros(NUM_SIDES, dtype=torch.long)
         for p, (a, b) in enumerate(PLAYER_SIDES):
-            mine_side[p, [a, b]] = 1.0
-        self.side_of = mine_side.to(dev)  # [2, 4]: side belongs to player p
+            side_owner[[a, b]] = p
+            side_bit[b] = 1
+        self.side_owner, self.side_bit = side_owner.to(dev), side_bit.to(dev)  # [4]: owner, reach bit
+        self.side_of = (side_owner[None, :] == torch.arange(2)[:, None]).float().to(dev)  # [2, 4]
 
     @property
     def num_features(self) -> int:
@@ -122,58 +132,35 @@ class Encoder:
     def __call__(self, state: State) -> Encoded:
         env = self.env
         B, H, C = state.batch_size, env.num_holes, env.num_cells
-        N = H + C + NUM_SIDES
         p = state.to_move  # [B]
-        q = 1 - p
-        x = torch.zeros((B, N, NUM_FEATURES), device=env.device)
-        hx, cx, sx = x[:, :H], x[:, H:H + C], x[:, H + C:]
-        hx[..., IS_HOLE] = 1.0
-        cx[..., IS_CELL] = 1.0
-        sx[..., IS_SIDE] = 1.0
+        players = torch.stack([p, 1 - p], 1)  # [B, 2]: me, them
+        p8 = p.to(torch.int8)[:, None]  # [B, 1]
+        x = self.template.expand(B, -1, -1).clone()  # [B, N, F]
 
-        p8 = p.to(torch.int8)[:, None]
         holes, cells = state.holes, state.cells
         legal = env.legal_mask(state)  # [B, A]
-        hx[..., H_EMPTY] = (holes < 0).float()
-        hx[..., H_MINE] = (holes == p8).float()
-        hx[..., H_THEIRS] = ((holes >= 0) & (holes != p8)).float()
-        hx[..., H_LEGAL] = legal[:, :H].float()
-        hx[..., H_MY_WIN] = self.tactics.winning_moves(state, p).float()
-        hx[..., H_THEIR_WIN] = self.tactics.winning_moves(state, q).float()
-        hx[..., H_CELLS] = self.hole_size
+        h_empty, h_mine = holes < 0, holes == p8
+        wins = self.tactics.winning_moves_both(state)  # [B, 2, H]
+        x[:, :H, H_EMPTY:H_CELLS] = torch.stack(
+            [h_empty, h_mine, ~(h_empty | h_mine), legal[:, :H], wins[:, 0], wins[:, 1]], -1).float()
 
-        counts = state.counts.float()  # [B, 2, C]
-        my_count = counts.gather(1, p[:, None, None].expand(B, 1, C))[:, 0]
-        their_count = counts.gather(1, q[:, None, None].expand(B, 1, C))[:, 0]
-        free = cells < 0
-        cx[..., C_FREE] = free.float()
-        cx[..., C_MINE] = (cells == p8).float()
-        cx[..., C_THEIRS] = ((cells >= 0) & (cells != p8)).float()
-        cx[..., C_MY_COUNT] = my_count / self.cell_need
-        cx[..., C_THEIR_COUNT] = their_count / self.cell_need
-        cx[..., C_MY_RIPE] = (free & (my_count == self.cell_need - 1)).float()
-        cx[..., C_THEIR_RIPE] = (free & (their_count == self.cell_need - 1)).float()
-        cx[..., C_NEED] = self.cell_need / 3.0
-        cx[..., C_SIZE] = self.cell_size
-        cx[..., C_ON_MY_SIDE] = self.on_side[p]
-        cx[..., C_ON_THEIR_SIDE] = self.on_side[q]
+        counts = state.counts.gather(1, players[:, :, None].expand(B, 2, C)).float()  # [B, 2, C]: mine, theirs
+        c_free, c_mine = cells < 0, cells == p8
+        ripe = c_free[:, None] & (counts == self.cell_need - 1)  # [B, 2, C]
+        x[:, H:H + C, C_FREE:C_NEED] = torch.cat([
+            torch.stack([c_free, c_mine, ~(c_free | c_mine)], -1).float(),
+            (counts / self.cell_need).transpose(1, 2), ripe.transpose(1, 2).float()], -1)
 
         # Chain contacts: the chain of each conquered cell touches its owner's first/second side.
         reach = state.reach.gather(1, state.label.long()).long()  # [B, C] bits, at every cell
-        owner = cells.long()  # [B, C]
-        contact = torch.zeros((B, C, NUM_SIDES), device=env.device)
-        for player, (first, second) in enumerate(PLAYER_SIDES):
-            owned = (owner == player).float()
-            contact[..., first] = owned * (reach & 1).float()
-            contact[..., second] = owned * ((reach >> 1) & 1).float()
-        cx[..., C_CONTACTS] = contact.sum(-1)
+        owned = cells.long()[:, :, None] == self.side_owner  # [B, C, 4]: the side's player owns c
+        contact = (owned & (((reach[:, :, None] >> self.side_bit) & 1) == 1)).float()  # [B, C, 4]
+        x[:, H:H + C, C_ON_MY_SIDE:S_MINE] = torch.cat(
+            [self.on_side[players].transpose(1, 2), contact.sum(-1, keepdim=True)], -1)
 
-        sx[..., S_MINE] = self.side_of[p]
-        sx[..., S_THEIRS] = self.side_of[q]
+        x[:, H + C:, S_MINE:G_SWAP] = self.side_of[players].transpose(1, 2)  # [B, 4, 2]
 
         last = env.turn_table.shape[0] - 1
         again = env.turn_table[(state.ply + 1).clamp(max=last)] == env.turn_table[state.ply.clamp(max=last)]
-        x[..., G_SWAP] = legal[:, H].float()[:, None]
-        x[..., G_PROGRESS] = (state.ply.float() / H)[:, None]
-        x[..., G_AGAIN] = again.float()[:, None]  # the mover also plays the next ply (extra stone)
+        x[:, :, G_SWAP:] = torch.stack([legal[:, H].float(), state.ply.float() / H, again.float()], -1)[:, None]
         return Encoded(x=x, contact=contact)

@@ -10,6 +10,7 @@ every checkpoint.
 from __future__ import annotations
 
 import difflib
+import math
 import types
 import typing
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -127,8 +128,10 @@ class TrainConfig:
     """Stop (with a checkpoint) after this much wall time; 0: no limit."""
     keep_checkpoints: int = 10
     """Rolling history of iteration checkpoints kept besides latest and best."""
-    threads: int = 0
-    """torch CPU threads (0: torch's default)."""
+    threads: int = 1
+    """torch CPU threads (0: one per core, torch's default). One is the default: the loop's tensors
+    are small, and with more threads than free cores torch's thread pool slows down 6-14 times when
+    another process holds a core. Set more on a machine you have to yourself."""
     selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
     replay: ReplayConfig = field(default_factory=ReplayConfig)
     optim: OptimConfig = field(default_factory=OptimConfig)
@@ -155,6 +158,15 @@ def _field_types(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
+def _float_as_int(text: str) -> int | None:
+    """``'1e6'`` (which YAML reads as text) as 1000000; None unless it is a finite whole number."""
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return int(number) if math.isfinite(number) and number.is_integer() else None
+
+
 def _coerce(value: Any, typ: Any, key: str) -> Any:
     """Check (and gently convert) a value against a field type."""
     origin = typing.get_origin(typ)
@@ -165,19 +177,29 @@ def _coerce(value: Any, typ: Any, key: str) -> Any:
             return value.lower() in ("true", "yes", "on", "1")
         raise ConfigError(f"{key}: expected true or false, got {value!r}")
     if typ is int:
+        if isinstance(value, float) and value.is_integer() and math.isfinite(value):
+            value = int(value)  # 1e6 in YAML is a float
         if isinstance(value, bool) or not isinstance(value, (int, str)):
             raise ConfigError(f"{key}: expected a whole number, got {value!r}")
         try:
-            return int(value)
+            number = int(value)
         except ValueError:
-            raise ConfigError(f"{key}: expected a whole number, got {value!r}") from None
+            number = _float_as_int(value)
+            if number is None:
+                raise ConfigError(f"{key}: expected a whole number, got {value!r}") from None
+        if abs(number) >= 2**63:
+            raise ConfigError(f"{key}: {value!r} is too large (at most {2**63 - 1})")
+        return number
     if typ is float:
         if isinstance(value, bool):
             raise ConfigError(f"{key}: expected a number, got {value!r}")
         try:
-            return float(value)
+            number = float(value)
         except (TypeError, ValueError):
             raise ConfigError(f"{key}: expected a number, got {value!r}") from None
+        if not math.isfinite(number):
+            raise ConfigError(f"{key}: expected a finite number, got {value!r}")
+        return number
     if typ is str:
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise ConfigError(f"{key}: expected text, got {value!r}")
@@ -246,6 +268,23 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def read_yaml_mapping(path: Path) -> dict[str, Any]:
+    """A YAML file that must hold a mapping of keys (an empty file is an empty mapping)."""
+    try:
+        loaded = yaml.safe_load(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not a text file (not UTF-8)") from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path} is not valid YAML: {err}") from None
+    except OSError as err:
+        raise ConfigError(f"{path} cannot be read: {err.strerror}") from None
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"{path}: expected a mapping of keys (key: value lines), got a {type(loaded).__name__}")
+    return loaded
+
+
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None,
                 base: dict[str, Any] | None = None) -> TrainConfig:
     """Defaults, then ``base`` (e.g. a run's saved config), then the YAML file, then overrides."""
@@ -254,11 +293,7 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         p = Path(path)
         if not p.is_file():
             raise ConfigError(f"config file {p} does not exist")
-        try:
-            loaded = yaml.safe_load(p.read_text()) or {}
-        except yaml.YAMLError as err:
-            raise ConfigError(f"{p} is not valid YAML: {err}") from None
-        data = _merge(data, loaded)
+        data = _merge(data, read_yaml_mapping(p))
     data = _merge(data, parse_overrides(overrides or []))
     config = _build(TrainConfig, data)
     validate(config)
@@ -283,7 +318,7 @@ def validate(c: TrainConfig) -> None:
         (c.iterations >= 1, "iterations: at least 1"),
         (c.max_minutes >= 0, "max_minutes: 0 (no limit) or more"),
         (c.keep_checkpoints >= 1, "keep_checkpoints: at least 1"),
-        (c.threads >= 0, "threads: 0 (default) or more"),
+        (c.threads >= 0, "threads: 0 (one per core) or more"),
         (c.selfplay.games >= 1, "selfplay.games: at least 1"),
         (c.selfplay.full_sims >= 1 and c.selfplay.cheap_sims >= 1, "selfplay.*_sims: at least 1"),
         (0 < c.selfplay.full_fraction <= 1, "selfplay.full_fraction: in (0, 1]"),
@@ -296,16 +331,24 @@ def validate(c: TrainConfig) -> None:
         (0 <= c.selfplay.resign_playout <= 1, "selfplay.resign_playout: in [0, 1]"),
         (c.selfplay.positions_per_iteration >= 1, "selfplay.positions_per_iteration: at least 1"),
         (c.replay.capacity >= c.replay.min_size >= 1, "replay: capacity >= min_size >= 1"),
+        (c.replay.capacity >= c.selfplay.games, "replay.capacity: at least selfplay.games (one move of every game)"),
+        (c.selfplay.positions_per_iteration <= c.replay.capacity,
+         "selfplay.positions_per_iteration: at most replay.capacity (an iteration would overwrite its own positions)"),
+        (c.seed >= 0, "seed: 0 or more"),
         (c.optim.batch_size >= 1, "optim.batch_size: at least 1"),
         (c.optim.lr > 0, "optim.lr: positive"),
         (c.optim.weight_decay >= 0, "optim.weight_decay: 0 or more"),
         (c.optim.warmup_steps >= 0, "optim.warmup_steps: 0 or more"),
         (c.optim.schedule in ("constant", "cosine"), "optim.schedule: constant or cosine"),
-        (c.optim.sample_reuse > 0, "optim.sample_reuse: positive"),
+        (0 < c.optim.sample_reuse <= 1000, "optim.sample_reuse: positive, at most 1000"),
         (c.optim.value_weight >= 0 and c.optim.ownership_weight >= 0, "optim.*_weight: 0 or more"),
         (c.optim.grad_clip > 0, "optim.grad_clip: positive"),
         (c.eval.every >= 1, "eval.every: at least 1"),
         (c.eval.games >= 0 and c.eval.previous_games >= 0, "eval.games: 0 or more"),
+        (c.eval.games % 2 == 0 and c.eval.previous_games % 2 == 0,
+         "eval.games and eval.previous_games: even (games come in colour-exchanged pairs)"),
+        (c.eval.sims <= 100_000 and c.selfplay.full_sims <= 100_000 and c.selfplay.cheap_sims <= 100_000,
+         "selfplay.*_sims and eval.sims: at most 100000 simulations per search"),
         (c.eval.neighbours >= 0, "eval.neighbours: 0 or more"),
         (c.eval.sims >= 1, "eval.sims: at least 1"),
         (c.eval.opening_plies >= 0, "eval.opening_plies: 0 or more"),
@@ -314,6 +357,9 @@ def validate(c: TrainConfig) -> None:
     for ok, message in checks:
         if not ok:
             raise ConfigError(f"invalid value for {message}")
+    from conhex_zero.train.memory import check_memory
+
+    check_memory(c)
     from conhex_zero.agents.players import PlayerSpecError, make_player
     from conhex_zero.env.vec_env import VecEnv
 

@@ -23,6 +23,16 @@ from conhex_zero.nn.model import GraphNet
 from conhex_zero.train.config import EvalConfig
 
 
+def _stored_path(run_path: Path, path: str) -> Path:
+    """A checkpoint path as the ladder stores it: relative to the run directory (older runs: as written)."""
+    p = Path(path)
+    return p if p.is_absolute() or not (run_path / p).is_file() and p.is_file() else run_path / p
+
+
+def _on_disk(run_path: Path, info: dict) -> bool:
+    return bool(info.get("path")) and _stored_path(run_path, info["path"]).is_file()
+
+
 def _win_rate_metrics(key: str, result) -> dict[str, float]:
     low, high = wilson(result.wins[0], result.games)
     first, second = result.wins_by_colour["player1"]
@@ -62,9 +72,9 @@ def evaluate(env: VecEnv, model: GraphNet, previous: tuple[str, GraphNet] | None
         if config.neighbours and prev_name in {r.first for r in ladder.results}:
             ratings = ladder.fit()
             candidates = [n for n, i in ladder.players.items() if i.get("kind") == "checkpoint"
-                          and n not in (name, prev_name) and Path(i.get("path", "")).is_file()]
+                          and n not in (name, prev_name) and _on_disk(run_path, i)]
             for other in nearest(ratings, candidates, ratings.elo.get(prev_name, 0.0), config.neighbours):
-                model_other = load_checkpoint(ladder.players[other]["path"], env.device).model
+                model_other = load_checkpoint(_stored_path(run_path, ladder.players[other]["path"]), env.device).model
                 play(network_player(env, model_other, config.sims, seed + 3, name=other), config.previous_games, None)
     if name not in {r.first for r in ladder.results}:  # no evaluation games configured
         return metrics, name
@@ -72,6 +82,6 @@ def evaluate(env: VecEnv, model: GraphNet, previous: tuple[str, GraphNet] | None
     metrics.update({"eval/elo": ratings.elo[name], "eval/elo_stderr": ratings.stderr[name],
                     "eval/first_move_elo": ratings.first_move})
     on_disk = [n for n, i in ladder.players.items() if i.get("kind") == "checkpoint"
-               and (n == name or Path(i.get("path", "")).is_file()) and n in ratings.elo]
+               and (n == name or _on_disk(run_path, i)) and n in ratings.elo]
     best = max(on_disk, key=lambda n: ratings.elo[n]) if on_disk else None
     return metrics, best

@@ -37,7 +37,7 @@ from conhex_zero.train.distributed import Context
 from conhex_zero.train.evaluate import evaluate
 from conhex_zero.train.learner import Learner
 from conhex_zero.train.replay import ReplayBuffer
-from conhex_zero.train.run_dir import RunDir
+from conhex_zero.train.run_dir import RunDir, TrainStateError
 from conhex_zero.train.selfplay import SelfPlay
 
 
@@ -60,6 +60,31 @@ def _restore_rng(states: dict) -> None:
     torch.set_rng_state(states["torch"])
     if "cuda" in states and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(states["cuda"])
+
+
+class TrainingDiverged(ValueError):
+    """The loss became NaN or infinite; the run stops before saving anything of that iteration."""
+
+
+def check_resumable(saved: dict, config: TrainConfig, log) -> None:
+    """A resumed run must keep its game and network; differences that break exactness are noted."""
+    before = saved["config"]
+    for key in ("game", "model"):
+        if before.get(key) != getattr(config, key):
+            raise TrainStateError(f"the run was trained with {key}={before.get(key)}; it cannot resume with "
+                             f"{key}={getattr(config, key)} (start a new run instead)")
+    if before.get("selfplay", {}).get("games") != config.selfplay.games:
+        raise TrainStateError(f"the run plays selfplay.games={before.get('selfplay', {}).get('games')} at once; it cannot "
+                         f"resume with selfplay.games={config.selfplay.games}")
+    threads = saved.get("threads")
+    if threads is not None and threads != torch.get_num_threads():
+        log(f"note: the run was saved with {threads} torch thread{'s' * (threads != 1)} and resumes with "
+            f"{torch.get_num_threads()}: floating-point sums round differently, so it will not repeat an "
+            f"uninterrupted run bit for bit (set threads={threads} for that)")
+    old_capacity = before.get("replay", {}).get("capacity", config.replay.capacity)
+    if old_capacity > config.replay.capacity:
+        log(f"note: replay.capacity shrinks from {old_capacity} to {config.replay.capacity}: the oldest positions "
+            f"beyond it are dropped")
 
 
 def _summary(it: int, total: int, m: dict, minutes: float) -> str:
@@ -119,7 +144,7 @@ def _local_state(run: RunDir, saved: dict, ctx: Context, log) -> dict | None:
         return saved
     shard = run.load_shard(saved["iteration"], ctx.rank)
     if shard is None:
-        raise ValueError(f"{run.shard_path(saved['iteration'], ctx.rank)} is missing: the run's state was written "
+        raise TrainStateError(f"{run.shard_path(saved['iteration'], ctx.rank)} is missing: the run's state was written "
                          f"by {saved_world} processes and every rank's shard is needed to resume it")
     return shard
 
@@ -163,9 +188,10 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
     start_iteration, elapsed_before, games = 0, 0.0, 0
 
     if resume:
+        for leftover in run.remove_leftovers():
+            log(f"removed {leftover}, left by an interrupted write")
         saved = run.load_state()
-        if saved.get("format") != FORMAT or saved.get("schema") != SCHEMA_VERSION:
-            raise ValueError(f"{run.state_file} is not a training state of this version")
+        check_resumable(saved, config, log)
         model.load_state_dict(saved["model"])
         learner.load_state_dict(saved["learner"])
         learner.planned_steps = max(learner.planned_steps, config.iterations * steps_per_iteration)
@@ -212,6 +238,11 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
         with tqdm(total=steps, desc=f"iter {iteration} training", unit="step", disable=not progress,
                   leave=False) as bar:
             tm = learner.train(replay, steps, config.replay.symmetries, bar)
+        if steps and not all(math.isfinite(tm[k]) for k in ("train/total_loss", "train/grad_norm")):
+            raise TrainingDiverged(
+                f"iteration {iteration}: the training loss is {tm['train/total_loss']} (not finite): the network "
+                f"diverged (optim.lr={config.optim.lr} too high?); nothing of this iteration was saved, the last "
+                f"good state is in {run.path} (resume it with a lower optim.lr=...)")
         minutes = (elapsed_before + time.perf_counter() - started) / 60
         out_of_time = config.max_minutes > 0 and minutes >= config.max_minutes
         if ctx.enabled:  # rank 0's clock decides for all
@@ -233,7 +264,7 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
             if main:
                 minutes = (elapsed_before + time.perf_counter() - started) / 60
                 info = {"iteration": iteration, "step": learner.step, "minutes": round(minutes, 3),
-                        "games": games, "path": str(run.checkpoint_path(iteration))}
+                        "games": games, "path": run.relative(run.checkpoint_path(iteration))}
                 eval_metrics, best = evaluate(env, model, previous, config.eval, run.path, name, info,
                                               seed=config.seed + 1000 * iteration, progress=progress)
                 metrics.update(eval_metrics)
@@ -243,7 +274,7 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
                 if ctx.enabled:
                     meta["world_size"] = ctx.world_size
                 best_path = run.checkpoint_path(int(best.split("_")[1])) if best else None
-                run.save_model(iteration, model, env.game.spec, meta, best_path, config.keep_checkpoints)
+                saved_path = run.save_model(iteration, model, env.game.spec, meta, best_path)
                 metrics["time/minutes"] = minutes
                 run.log(metrics, step=iteration)  # before the state: a resume trims lines past the state
             if ctx.enabled:  # each rank's shard first; train_state.pt, written last, commits them
@@ -266,7 +297,9 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
                     state["world_size"] = ctx.world_size
                 else:
                     state["rng"] = _rng_states()
-                run.save_state(state)
+                state["threads"] = torch.get_num_threads()
+                run.save_state(state)  # commits the iteration; only now may older files go
+                run.prune_checkpoints(config.keep_checkpoints, protect=(saved_path, best_path))
                 run.remove_shards(iteration if ctx.enabled else None)
                 previous = (name, copy.deepcopy(model))
         elif main:

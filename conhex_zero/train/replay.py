@@ -30,8 +30,10 @@ from conhex_zero.env.symmetry import SymmetryTables
 from conhex_zero.env.vec_env import VecEnv
 
 _STORED_DTYPES = {"holes": torch.int8, "cells": torch.int8, "counts": torch.int8, "label": torch.int16,
-                  "reach": torch.int8, "to_move": torch.int8, "ply": torch.int16, "winner": torch.int8}
-_ENGINE_DTYPES = {"label": torch.int16, "to_move": torch.long, "ply": torch.long, "winner": torch.long}
+                  "reach": torch.int8, "to_move": torch.int8, "ply": torch.int16, "winner": torch.int8,
+                  "last": torch.int16, "streak": torch.int8}
+_ENGINE_DTYPES = {"label": torch.int16, "to_move": torch.long, "ply": torch.long, "winner": torch.long,
+                  "last": torch.long}
 
 
 @dataclass

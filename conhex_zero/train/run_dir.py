@@ -19,6 +19,7 @@ since the last checkpoint and never leaves a corrupt file. Model checkpoints loa
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import time
@@ -30,6 +31,43 @@ import torch
 from conhex_zero.jsonl import append_jsonl, read_jsonl, rewrite_jsonl
 from conhex_zero.nn.checkpoint import save_checkpoint
 from conhex_zero.nn.model import GraphNet
+
+
+def _json_number(v: Any) -> Any:
+    """Floats rounded for the metrics file; NaN and infinities (not JSON) as null."""
+    if isinstance(v, float):
+        return round(v, 6) if math.isfinite(v) else None
+    return v
+
+
+class TrainStateError(ValueError):
+    """A training state file is missing, damaged or not a training state of this version."""
+
+
+def read_state(path: Path, required: tuple[str, ...]) -> dict:
+    """``torch.load(weights_only=True)`` of a state file, with one-line errors for damaged files."""
+    from conhex_zero.nn.checkpoint import FORMAT, SCHEMA_VERSION
+
+    if not path.is_file():
+        raise TrainStateError(f"{path} is missing")
+    if path.stat().st_size == 0:
+        raise TrainStateError(f"{path} is empty (a crash while it was first written?)")
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # torch raises many types for truncated or foreign files
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        if "weights_only" in reason or "WeightsUnpickler" in reason:
+            reason = "it holds objects other than tensors and plain data"
+        raise TrainStateError(f"{path} is damaged or not a training state ({reason[:200]})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise TrainStateError(f"{path} is not a conhex-zero training state")
+    if data.get("schema") != SCHEMA_VERSION:
+        raise TrainStateError(f"{path} has schema {data.get('schema')}; this version reads {SCHEMA_VERSION}")
+    missing = [k for k in required if k not in data]
+    if missing:
+        kind = "a model checkpoint, not a training state" if "state_dict" in data else "incomplete"
+        raise TrainStateError(f"{path} is {kind} (missing {', '.join(missing)})")
+    return data
 
 
 def atomic_torch_save(obj: Any, path: Path) -> None:
@@ -62,7 +100,7 @@ class RunDir:
 
     # ---------------------------------------------------------------- metrics
     def log(self, metrics: dict[str, float], step: int) -> None:
-        record = {"time": time.time(), **{k: (round(v, 6) if isinstance(v, float) else v) for k, v in metrics.items()}}
+        record = {"time": time.time(), **{k: _json_number(v) for k, v in metrics.items()}}
         append_jsonl(self.metrics_file, [record])
         writer = self._tensorboard()
         if writer is not None:
@@ -96,9 +134,10 @@ class RunDir:
     def checkpoint_path(self, iteration: int) -> Path:
         return self.checkpoints / f"iter_{iteration:04d}.pt"
 
-    def save_model(self, iteration: int, model: GraphNet, game: str, meta: dict, best: Path | None,
-                   keep: int) -> Path:
-        """Write the iteration's checkpoint and latest.pt; copy ``best`` (a checkpoint) to best.pt."""
+    def save_model(self, iteration: int, model: GraphNet, game: str, meta: dict, best: Path | None) -> Path:
+        """Write the iteration's checkpoint and latest.pt; copy ``best`` (a checkpoint) to best.pt.
+        Old checkpoints are pruned only once the training state names this iteration
+        (``prune_checkpoints``), so a kill in between loses nothing a resume needs."""
         path = save_checkpoint(self.checkpoint_path(iteration), model, game, meta)
         for name, source in (("latest.pt", path), ("best.pt", best)):
             if source is None or not source.is_file():
@@ -106,18 +145,43 @@ class RunDir:
             tmp = self.path / (name + ".tmp")
             shutil.copyfile(source, tmp)
             os.replace(tmp, self.path / name)
+        return path
+
+    def prune_checkpoints(self, keep: int, protect: tuple[Path | None, ...] = ()) -> None:
+        """Delete all but the newest ``keep`` iteration checkpoints (and those in ``protect``)."""
         history = sorted(self.checkpoints.glob("iter_*.pt"))
-        keep_always = {path, best}
+        keep_always = {p for p in protect if p is not None}
         for old in history[:-keep]:
             if old not in keep_always:
-                old.unlink()
-        return path
+                old.unlink(missing_ok=True)
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the run directory (how the ladder stores checkpoint paths)."""
+        try:
+            return str(Path(path).relative_to(self.path))
+        except ValueError:
+            return str(path)
+
+    def resolve(self, path: str) -> Path:
+        """A stored path: relative ones are taken from the run directory, wherever it now is."""
+        p = Path(path)
+        return p if p.is_absolute() else self.path / p
+
+    def remove_leftovers(self) -> list[Path]:
+        """Delete ``*.tmp`` files a killed process left (a training state's is as large as the replay)."""
+        removed = []
+        for folder in (self.path, self.path / "state", self.checkpoints):
+            for tmp in folder.glob("*.tmp"):
+                tmp.unlink(missing_ok=True)
+                removed.append(tmp)
+        return removed
 
     def save_state(self, state: dict) -> None:
         atomic_torch_save(state, self.state_file)
 
     def load_state(self) -> dict:
-        return torch.load(self.state_file, map_location="cpu", weights_only=True)
+        """The training state; ``TrainStateError`` with a clear message if it is not one."""
+        return read_state(self.state_file, ("format", "schema", "config", "model", "learner", "iteration"))
 
     # ------------------------------------------------- per-rank state (torchrun)
     def shard_path(self, iteration: int, rank: int) -> Path:
@@ -128,7 +192,7 @@ class RunDir:
 
     def load_shard(self, iteration: int, rank: int) -> dict | None:
         path = self.shard_path(iteration, rank)
-        return torch.load(path, map_location="cpu", weights_only=True) if path.is_file() else None
+        return read_state(path, ("format", "replay", "selfplay")) if path.is_file() else None
 
     def remove_shards(self, keep_iteration: int | None = None) -> None:
         """Delete rank shards of other iterations than ``keep_iteration`` (all when None): called

@@ -209,8 +209,7 @@ class SelfPlay:
 
         # 5. rules, then finished games
         nxt = env.step(s, action).where(resign, s)
-        self.state = State(nxt.holes, nxt.cells, nxt.counts, nxt.label, nxt.reach, nxt.to_move, nxt.ply,
-                           torch.where(resign, 1 - mover, nxt.winner))
+        self.state = nxt.with_winner(torch.where(resign, 1 - mover, nxt.winner))
         self.counters[_C["resigned"]] += resign.sum()
         self._finish_games(replay)
         stats.recorded += recorded
