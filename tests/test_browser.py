@@ -4,13 +4,12 @@ running in this process; moves are played by clicking holes, the AI's answers, t
 undo, swap, hint, errors and the ConHex board's 69 holes and 41 cells are checked. Screenshots go to
 ``runs/test-screenshots/`` (printed in the test output).
 
-Skipped, with the reason, when playwright or chromium is missing, unless the environment variable
-``CONHEX_ZERO_BROWSER_TEST=required`` (set by ``.ci/run``) makes that a failure.
+Skipped, with the reason, when playwright or chromium is missing, unless ``CONHEX_ZERO_REQUIRE``
+names ``browser`` (``.ci/run`` does when it could install chromium): then that is a failure.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from pathlib import Path
@@ -19,9 +18,11 @@ import pytest
 import torch
 
 from conhex_zero.play.server import GameServer, PlayServer, start_in_thread
+from optional import missing
+
+pytestmark = pytest.mark.browser
 
 SHOTS = Path(__file__).resolve().parent.parent / "runs" / "test-screenshots"
-REQUIRED = os.environ.get("CONHEX_ZERO_BROWSER_TEST") == "required"
 TIMEOUT_MS = 20_000
 
 
@@ -34,9 +35,7 @@ def _chromium() -> str | None:
 
 
 def _missing(reason: str):
-    if REQUIRED:
-        pytest.fail(f"{reason} (CONHEX_ZERO_BROWSER_TEST=required)")
-    pytest.skip(reason)
+    missing("browser", reason)
 
 
 @pytest.fixture(scope="module")

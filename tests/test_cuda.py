@@ -8,7 +8,15 @@ import torch
 from conhex_zero.env.vec_env import VecEnv
 from helpers import random_actions
 
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+from optional import missing
+
+pytestmark = pytest.mark.cuda
+
+
+@pytest.fixture(autouse=True)
+def _needs_cuda():
+    if not torch.cuda.is_available():
+        missing("cuda", "no CUDA device")
 
 
 @pytest.mark.parametrize("spec", ["conhex", "hex-11:swap", "hex-7:forbid=1,random=1"])

@@ -9,7 +9,16 @@ import torch
 
 from conhex_zero.env.vec_env import VecEnv
 
-pyspiel = pytest.importorskip("pyspiel")
+from optional import missing, optional_import
+
+pyspiel = optional_import("pyspiel")
+pytestmark = pytest.mark.openspiel
+
+
+@pytest.fixture(autouse=True)
+def _needs_openspiel():
+    if pyspiel is None:
+        missing("openspiel", "open-spiel is not installed (pip install open-spiel)")
 
 
 @pytest.mark.parametrize("n, games", [(2, 100), (3, 200), (5, 200), (7, 100), (11, 60)])

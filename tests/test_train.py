@@ -222,8 +222,13 @@ def test_train_command_errors(capsys, tmp_path):
     assert "unknown config key 'optim.lrr'" in capsys.readouterr().err
     assert main(["train", "--resume", str(tmp_path / "nothing")]) == 2
     assert "no training state to resume" in capsys.readouterr().err
-    assert main(["train", "--config", str(TINY), "--device", "cuda"]) == 2 or torch.cuda.is_available()
     capsys.readouterr()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA: asking for it is no error here")
+def test_train_on_cuda_without_cuda_is_a_clear_error(capsys):
+    assert main(["train", "--config", str(TINY), "--device", "cuda"]) == 2
+    assert "CUDA is not available" in capsys.readouterr().err
 
 
 def test_train_command_and_script(tmp_path):

@@ -60,8 +60,10 @@ def run(args: argparse.Namespace) -> int:
                 raise CliError("--resume continues a run with its own config and directory; change settings "
                                "with key=value overrides instead of --config/--run-dir")
             run_dir = RunDir(args.resume)
+            if not Path(args.resume).exists():
+                raise CliError(f"{args.resume} does not exist: no training state to resume")
             if not Path(args.resume).is_dir():
-                raise CliError(f"{args.resume} is not a run directory")
+                raise CliError(f"{args.resume} is a file, not a run directory: no training state to resume")
             if not run_dir.resumable:
                 raise CliError(f"{args.resume} has no training state to resume ({run_dir.state_file} is missing)")
             if run_dir.config_file.is_file():

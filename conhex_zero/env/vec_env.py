@@ -87,7 +87,7 @@ class VecEnv:
         names = self.game.mirror_symmetries
         self.num_mirrors = len(names)
         images = [board.symmetry(n).hole_perm for n in names]
-        self.mirror_image = torch.tensor(images, dtype=torch.long, device=dev).T.reshape(H, len(names))  # [H, S]
+        self.mirror_image = torch.tensor(images, dtype=torch.long, device=dev).reshape(len(names), H).T  # [H, S]
 
         self._empty_row = self.initial_state(1)
 
