@@ -60,3 +60,82 @@ def test_network_and_search_on_cuda_match_cpu():
     out = GameSearch(gpu, ev_gpu, config).run(state.to("cuda"), rng.make_keys(0, 64, device="cuda"))
     assert (out.visit_counts.sum(1) == 16).all()
     assert cpu.legal_mask(state).gather(1, out.action.cpu()[:, None]).all()
+
+
+def _tiny_selfplay(cuda_graphs: bool = False, compile: bool = False):
+    from conhex_zero.agents.evaluators import NetworkEvaluator
+    from conhex_zero.nn.encode import NUM_FEATURES
+    from conhex_zero.nn.model import GraphNet, ModelConfig
+    from conhex_zero.train.config import load_config
+    from conhex_zero.train.replay import ReplayBuffer
+    from conhex_zero.train.selfplay import SelfPlay
+
+    config = load_config(None, ["game=conhex", "model=l2h16", "device=cuda", "selfplay.games=32",
+                                "selfplay.full_sims=8", "selfplay.cheap_sims=4", "replay.capacity=4096",
+                                f"selfplay.cuda_graphs={cuda_graphs}", f"selfplay.compile={compile}"])
+    env = VecEnv("conhex", "cuda")
+    torch.manual_seed(0)
+    model = GraphNet(ModelConfig(2, 16), NUM_FEATURES).to("cuda").eval()
+    evaluator = NetworkEvaluator(model, env, compile=compile)
+    return SelfPlay(env, config.selfplay, evaluator, seed=0), ReplayBuffer(env, 4096)
+
+
+def test_a_selfplay_move_never_synchronises_on_cuda():
+    from conhex_zero.train.selfplay import SelfPlayStats
+
+    selfplay, replay = _tiny_selfplay()
+    stats = SelfPlayStats()
+    with torch.no_grad():
+        selfplay.step(replay, stats)  # warm-up: lazy initialisation may synchronise
+        torch.cuda.synchronize()
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            for _ in range(4):
+                selfplay.step(replay, stats)
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+    selfplay.read_counters(stats)
+    assert stats.steps == 5
+
+
+def test_cuda_graphs_replay_the_eager_search():
+    from conhex_zero.agents.evaluators import NetworkEvaluator
+    from conhex_zero.agents.game_search import GameSearch
+    from conhex_zero.nn.encode import NUM_FEATURES
+    from conhex_zero.nn.model import GraphNet, ModelConfig
+    from conhex_zero.search import rng
+    from conhex_zero.search.mcts import SearchConfig
+
+    env = VecEnv("conhex", "cuda")
+    torch.manual_seed(0)
+    evaluator = NetworkEvaluator(GraphNet(ModelConfig(2, 32), NUM_FEATURES).to("cuda").eval(), env)
+    gen = torch.Generator().manual_seed(2)
+    state = VecEnv("conhex").initial_state(48)
+    for _ in range(6):
+        state = VecEnv("conhex").step(state, random_actions(VecEnv("conhex"), state, gen))
+    state = state.to("cuda")
+    eager = GameSearch(env, evaluator, SearchConfig(num_simulations=24))
+    graphed = GameSearch(env, evaluator, SearchConfig(num_simulations=24, cuda_graphs=True))
+    for k in range(3):  # the first graphed search runs eagerly and captures; the others replay
+        keys = rng.make_keys(10 + k, 48, device="cuda")
+        a, b = eager.run(state, keys), graphed.run(state, keys)
+        for field in ("action", "visit_counts", "policy_target", "root_value"):
+            assert torch.equal(getattr(a, field), getattr(b, field)), (k, field)
+    assert graphed.searcher._graphs
+
+
+def test_bf16_training_step_on_cuda_lowers_the_loss():
+    from conhex_zero.nn.encode import NUM_FEATURES
+    from conhex_zero.nn.model import GraphNet, ModelConfig
+    from conhex_zero.train.config import OptimConfig
+    from conhex_zero.train.learner import Learner
+
+    selfplay, replay = _tiny_selfplay()
+    with torch.no_grad():
+        selfplay.run(replay, 256)
+    torch.manual_seed(0)
+    model = GraphNet(ModelConfig(2, 16), NUM_FEATURES).to("cuda")
+    learner = Learner(model, selfplay.env, OptimConfig(batch_size=64, lr=3e-3, warmup_steps=0), 40, seed=0)
+    first = learner.train(replay, 1, symmetries=False)["train/total_loss"]
+    last = learner.train(replay, 40, symmetries=False)["train/total_loss"]
+    assert last < first

@@ -1,6 +1,8 @@
 """Encoding and network: shapes, perspective, symmetry equivariance, one net for every board."""
 
 import pytest
+import math
+
 import torch
 
 from conhex_zero.env.vec_env import VecEnv
@@ -77,3 +79,37 @@ def test_one_net_plays_every_hex_size():
         enc = Encoder(env)
         logits, value, _ = net(enc(state), enc.graph)
         assert logits.shape == (3, n * n + 1) and torch.isfinite(logits).all() and torch.isfinite(value).all()
+
+
+def test_bf16_autocast_on_cpu_gives_finite_close_outputs_and_trains():
+    """The network runs in bf16 (no sparse kernel needs fp32) and a bf16 training step learns."""
+    from conhex_zero.train.config import OptimConfig
+    from conhex_zero.train.learner import Learner
+    from conhex_zero.train.replay import ReplayBuffer
+
+    env = VecEnv("conhex")
+    gen = torch.Generator().manual_seed(4)
+    state = env.initial_state(48)
+    for _ in range(10):
+        state = env.reset_done(env.step(state, env.random_actions(state, gen)))
+    torch.manual_seed(0)
+    model = GraphNet(ModelConfig(2, 32), NUM_FEATURES).eval()
+    encoder = Encoder(env)
+    with torch.no_grad():
+        logits, value, own = model(encoder(state), encoder.graph)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            logits16, value16, own16 = model(encoder(state), encoder.graph)
+    for a, b in ((logits, logits16), (value, value16), (own, own16)):
+        assert torch.isfinite(b).all() and (a - b.float()).abs().max() < 0.1
+
+    replay = ReplayBuffer(env, 256)
+    legal = env.legal_mask(state)
+    targets = torch.softmax(torch.randn(legal.shape, generator=gen), 1) * legal
+    outcome = torch.where(torch.rand(48, generator=gen) < 0.5, 1, -1)
+    replay.add(state, targets / targets.sum(1, keepdim=True), outcome, state.cells.long().clamp(max=1))
+    model.train()
+    learner = Learner(model, env, OptimConfig(batch_size=32, lr=3e-3, warmup_steps=0), 30, seed=0)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        first = learner.train(replay, 1, symmetries=False)["train/total_loss"]
+        last = learner.train(replay, 30, symmetries=False)["train/total_loss"]
+    assert math.isfinite(last) and last < first

@@ -160,3 +160,18 @@ def test_sequential_halving_schedule():
     seq = considered_visits(4, 16)
     assert seq[:4] == (0, 0, 0, 0) and len(seq) == 16
     assert considered_visits(16, 64)[:16] == (0,) * 16
+
+
+@pytest.mark.parametrize("scheme", ["puct", "gumbel"])
+def test_kept_buffers_give_the_results_of_fresh_searches(scheme):
+    """The path CUDA graphs use (buffers kept and reset in place between searches) changes nothing."""
+    env, state = random_positions("hex-5:swap", 24, seed=9)
+    config = SearchConfig(scheme=scheme, num_simulations=20, dirichlet_fraction=0.25)
+    fresh = GameSearch(env, RolloutEvaluator(env), config, tactics=True)
+    kept = GameSearch(env, RolloutEvaluator(env), config, tactics=True, persistent=True)
+    for k, rows in enumerate((slice(0, 12), slice(12, 24), slice(0, 12))):
+        keys = rng.make_keys(100 + k, 12)
+        a, b = fresh.run(state[rows], keys), kept.run(state[rows], keys)
+        for field in ("action", "visit_counts", "q_values", "policy_target", "root_value", "pv"):
+            assert torch.equal(getattr(a, field), getattr(b, field)), (k, field)
+    assert kept.searcher._kept is not None

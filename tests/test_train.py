@@ -256,3 +256,10 @@ def test_training_without_evaluation_games(tmp_path):
     result = train(config, tmp_path / "run", progress=False, log=lambda *_: None)
     assert result.iterations == 2 and (tmp_path / "run" / "best.pt").is_file()
     assert "eval/elo" not in result.last_metrics
+
+
+@pytest.mark.slow  # inductor compiles for a minute or more
+def test_compile_true_trains(tmp_path):
+    config = load_config(TINY, ["iterations=2", "optim.compile=true", "selfplay.compile=true"])
+    result = train(config, tmp_path / "run", progress=False, log=lambda *_: None)
+    assert result.iterations == 2 and (tmp_path / "run" / "latest.pt").is_file()

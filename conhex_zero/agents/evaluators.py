@@ -88,7 +88,9 @@ class NetworkEvaluator:
         self.timer = timer
 
     def __call__(self, state: State) -> tuple[Tensor, Tensor]:
-        ctx = torch.autocast("cuda", dtype=torch.bfloat16) if self.autocast else contextlib.nullcontext()
+        # No autocast cache: a cast weight cached across calls would outlive a CUDA graph's capture.
+        ctx = (torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False) if self.autocast
+               else contextlib.nullcontext())
         encoded = self.encoder(state)
         with torch.no_grad(), ctx, (self.timer() if self.timer else contextlib.nullcontext()):
             logits, value, _ = self.forward(encoded, self.encoder.graph)

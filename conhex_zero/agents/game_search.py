@@ -21,13 +21,26 @@ from conhex_zero.agents.evaluators import Evaluator
 from conhex_zero.env.state import State
 from conhex_zero.env.tactics import Tactics
 from conhex_zero.env.vec_env import VecEnv
-from conhex_zero.search.mcts import RootInput, SearchConfig, SearchOutput, Transition, search
+from conhex_zero.search.mcts import RootInput, SearchConfig, SearchOutput, Searcher, Transition
 
 
 class GameSearch:
-    def __init__(self, env: VecEnv, evaluator: Evaluator, config: SearchConfig, tactics: bool = True):
-        self.env, self.evaluator, self.config = env, evaluator, config
+    def __init__(self, env: VecEnv, evaluator: Evaluator, config: SearchConfig, tactics: bool = True,
+                 persistent: bool = False):
+        self.env, self.evaluator = env, evaluator
         self.tactics = Tactics(env) if tactics else None
+        self.persistent = persistent
+        self.config = config
+
+    @property
+    def config(self) -> SearchConfig:
+        return self._config
+
+    @config.setter
+    def config(self, config: SearchConfig) -> None:
+        """A new config takes a new ``Searcher`` (buffers and CUDA graphs belong to one config)."""
+        self._config = config
+        self.searcher = Searcher(self.recurrent, config, persistent=self.persistent)
 
     def root(self, state: State, exclude: Tensor | None = None) -> RootInput:
         """The search's root; ``exclude`` (``[B, A]`` bool) removes actions from consideration."""
@@ -63,4 +76,5 @@ class GameSearch:
             on_simulation: Callable[[int], None] | None = None) -> SearchOutput:
         """Search every (running) game of ``state``; ``exclude`` [B, A] bars root actions (each
         game must keep at least one legal action)."""
-        return search(self.root(state, exclude), self.recurrent, self.config, keys, on_simulation)
+        with torch.no_grad():
+            return self.searcher.run(self.root(state, exclude), keys, on_simulation)

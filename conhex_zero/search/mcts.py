@@ -74,6 +74,9 @@ class SearchConfig:
     c_scale: float = 0.1
     pv_depth: int = 8
     """Moves of principal variation reported."""
+    cuda_graphs: bool = False
+    """On CUDA, replay each simulation as a CUDA graph (captured after a first, eager search of the
+    same batch size; see ``Searcher``). Off by default until measured on a GPU."""
 
     def __post_init__(self) -> None:
         if self.scheme not in ("gumbel", "puct"):
@@ -150,7 +153,7 @@ def principal_variation(tree: Tree, first: Tensor, depth: int) -> Tensor:
 
 
 class _Search:
-    """The state of B searches: the tree plus per-search constants."""
+    """The state of B searches: the tree plus per-search constants, reusable in place (``start``)."""
 
     def __init__(self, root: RootInput, recurrent_fn: RecurrentFn, config: SearchConfig, keys: Tensor):
         self.cfg = config
@@ -158,18 +161,32 @@ class _Search:
         B, A = root.logits.shape
         self.device = root.logits.device
         t = self.tree = new_tree(B, config.num_simulations + 2, A, root.embedding, self.device)
-        self.keys = keys.to(self.device)
         self.base = t.base()  # [B] flat row of each root
         self.dump_edge = (self.base + t.scratch) * A  # [B] an edge of the scratch node
         self.gumbel = torch.zeros(B, A, device=self.device)
+        self.keys = torch.zeros(B, dtype=torch.long, device=self.device)
+        self.sim = torch.zeros((), dtype=torch.long, device=self.device)  # the simulation's index
         if config.scheme == "gumbel":
-            self.gumbel = rng.gumbel(rng.fold(self.keys, 1), 0, A) * config.gumbel_scale
             self.table = considered_table(config.max_considered, config.num_simulations, self.device)
         # Flat views for gathers and scatters.
         self.children = t.children.view(-1)  # [B*N*A]
         self.next_edge = t.next_edge.view(-1)  # [B*N]
         self.visits, self.value_sum = t.visits.view(-1), t.value_sum.view(-1)  # [B*N]
         self.discount, self.reward = t.discount.view(-1), t.reward.view(-1)  # [B*N]
+        self.start(root, keys, fresh=True)
+
+    def start(self, root: RootInput, keys: Tensor, fresh: bool = False) -> None:
+        """Begin new searches from ``root`` in this object's buffers."""
+        t, cfg = self.tree, self.cfg
+        if not fresh:  # statistics of the previous searches; other rows are rewritten when used
+            t.children.fill_(UNEXPANDED)
+            for field in (t.edge_visits, t.edge_value, t.visits, t.value_sum):
+                field.zero_()
+            t.node_count.fill_(1)
+        self.keys.copy_(keys)
+        if cfg.scheme == "gumbel":
+            A = t.num_actions
+            self.gumbel.copy_(rng.gumbel(rng.fold(self.keys, 1), 0, A) * cfg.gumbel_scale)
         self._init_root(root)
 
     # ------------------------------------------------------------------ root
@@ -214,8 +231,8 @@ class _Search:
             action = rules.puct(prior, legal, n, w, unvisited, cfg.c_puct)
         self.next_edge.index_copy_(0, flat, flat * A + action)
 
-    def _root_edge(self, sim: int) -> Tensor:
-        """``[B]`` the flat edge each search takes from its root at simulation ``sim``."""
+    def _root_edge(self) -> Tensor:
+        """``[B]`` the flat edge each search takes from its root at simulation ``self.sim``."""
         if self.cfg.scheme == "puct":
             return self.next_edge.index_select(0, self.base)
         cfg = self.cfg
@@ -223,18 +240,27 @@ class _Search:
         raw = self.tree.raw_value[:, 0]
         sigma = rules.sigma_completed_q(n, w, prior, legal, raw, cfg.c_visit, cfg.c_scale)
         m = legal.sum(1).clamp(max=cfg.max_considered)
-        target = self.table[m, sim]  # [B] visits the next candidate must have
+        column = self.table.index_select(1, self.sim.view(1))[:, 0]  # [max_considered + 1] this simulation's
+        target = column.index_select(0, m)  # [B] visits the next candidate must have
         action = rules.gumbel_root(self.gumbel, logits, legal, sigma, n, target)
         return self.base * self.tree.num_actions + action
 
     # ------------------------------------------------------------ simulation
+    def steps(self, sim: int) -> int:
+        """Descent steps of simulation ``sim``: the tree is at most ``sim`` deep before it."""
+        return min(sim + 1, self.cfg.max_depth)
+
     def simulate(self, sim: int) -> None:
+        self.sim.fill_(sim)
+        self._simulate(self.steps(sim))
+
+    def _simulate(self, steps: int) -> None:
+        """One simulation of ``steps`` descent steps, at simulation index ``self.sim``."""
         t = self.tree
         A = t.num_actions
-        steps = min(sim + 1, self.cfg.max_depth)
 
         # 1. descend by cached choices; a search stops at an unexpanded or terminal child.
-        edge = self._root_edge(sim)  # [B]
+        edge = self._root_edge()  # [B]
         node = self.base
         active = torch.ones_like(edge, dtype=torch.bool)
         edges, valid = [], []
@@ -326,17 +352,72 @@ class _Search:
         )
 
 
+class Searcher:
+    """Runs searches with one config and ``recurrent_fn``, call after call.
+
+    By default every call allocates a fresh tree. With ``config.cuda_graphs`` on a CUDA device (or
+    ``persistent=True``, which tests use on the CPU) the buffers of the last batch size are kept and
+    reset in place; on CUDA the first search of a batch size runs eagerly (it warms up cuBLAS, the
+    caching allocator and autocast), then one CUDA graph per descent length is captured and later
+    searches replay them: a simulation is then one graph launch instead of hundreds of kernels.
+    With kept buffers, ``SearchOutput.tree`` is valid until the next search.
+    """
+
+    def __init__(self, recurrent_fn: RecurrentFn, config: SearchConfig, persistent: bool = False):
+        self.recurrent_fn, self.config, self.persistent = recurrent_fn, config, persistent
+        self._kept: _Search | None = None
+        self._graphs: dict[int, Any] = {}
+        self._pool = None
+
+    def run(self, root: RootInput, keys: Tensor, on_simulation: Callable[[int], None] | None = None) -> SearchOutput:
+        cfg = self.config
+        graphs = cfg.cuda_graphs and root.logits.is_cuda
+        if not (graphs or self.persistent):
+            run = _Search(root, self.recurrent_fn, cfg, keys)
+            for sim in range(cfg.num_simulations):
+                run.simulate(sim)
+                if on_simulation is not None:
+                    on_simulation(sim + 1)
+            return run.outputs()
+        B = root.logits.shape[0]
+        warmed = self._kept is not None and self._kept.tree.batch_size == B
+        if warmed:
+            self._kept.start(root, keys)
+        else:
+            self._kept, self._graphs = _Search(root, self.recurrent_fn, cfg, keys), {}
+        run = self._kept
+        for sim in range(cfg.num_simulations):
+            graph = self._graphs.get(run.steps(sim))
+            if graph is None:
+                run.simulate(sim)
+            else:
+                run.sim.fill_(sim)
+                graph.replay()
+            if on_simulation is not None:
+                on_simulation(sim + 1)
+        out = run.outputs()
+        if graphs and not self._graphs:
+            self._capture(run)
+        return out
+
+    def _capture(self, run: _Search) -> None:
+        """One CUDA graph per descent length (capturing records kernels, it runs none)."""
+        self._pool = self._pool or torch.cuda.graph_pool_handle()
+        torch.cuda.synchronize()
+        for steps in sorted({run.steps(sim) for sim in range(self.config.num_simulations)}):
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph, pool=self._pool):
+                run._simulate(steps)
+            self._graphs[steps] = graph
+        torch.cuda.synchronize()
+
+
 @torch.no_grad()
 def search(root: RootInput, recurrent_fn: RecurrentFn, config: SearchConfig, keys: Tensor,
            on_simulation: Callable[[int], None] | None = None) -> SearchOutput:
-    """Run ``config.num_simulations`` simulations for every root at once.
+    """Run ``config.num_simulations`` simulations for every root at once (a fresh ``Searcher``).
 
     ``keys`` ([B] int64, see ``rng.make_keys``) seed each search's noise independently of the batch.
     ``on_simulation(k)`` is called after the k-th simulation (progress bars).
     """
-    run = _Search(root, recurrent_fn, config, keys)
-    for sim in range(config.num_simulations):
-        run.simulate(sim)
-        if on_simulation is not None:
-            on_simulation(sim + 1)
-    return run.outputs()
+    return Searcher(recurrent_fn, config).run(root, keys, on_simulation)

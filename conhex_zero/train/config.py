@@ -51,6 +51,8 @@ class SelfPlayConfig:
     """Recorded positions (full searches) gathered per iteration."""
     compile: bool = False
     """torch.compile the network for self-play's evaluations (fixed shapes: one batch of games)."""
+    cuda_graphs: bool = False
+    """On CUDA, replay each search simulation as a CUDA graph (see search.mcts.Searcher)."""
 
 
 @dataclass(frozen=True)
