@@ -22,6 +22,7 @@ import torch
 from tqdm import tqdm
 
 from conhex_zero.agents.players import Player
+from conhex_zero.agents.scoring import ScoringSummary, pieces_placed, score_pairs
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.ladder.ratings import score_to_elo, wilson
@@ -53,6 +54,7 @@ class MatchResult:
     records: list[GameRecord] = field(default_factory=list)
     rounds: int = 1
     decided: bool | None = None
+    pieces: list[int] = field(default_factory=list)  # per game: pieces the winner placed (scoring variant)
 
     @property
     def score(self) -> float:
@@ -83,7 +85,14 @@ class MatchResult:
         by = {k: [a + b for a, b in zip(self.wins_by_colour[k], other.wins_by_colour[k])] for k in self.wins_by_colour}
         return MatchResult(self.game, self.players, self.games + other.games,
                            [a + b for a, b in zip(self.wins, other.wins)], by, self.lengths + other.lengths,
-                           self.records + other.records, self.rounds + other.rounds)
+                           self.records + other.records, self.rounds + other.rounds, pieces=self.pieces + other.pieces)
+
+    def scoring(self) -> ScoringSummary:
+        """The games as scoring-variant pairs (games 2i and 2i + 1 of each round share an opening)."""
+        return score_pairs([r.winner for r in self.records], self.pieces,
+                           [tuple(r.moves[:r.opening]) for r in self.records],
+                           [r.first == self.players[0] if self.players[0] != self.players[1] else r.index % 2 == 0
+                            for r in self.records])
 
     def write_records(self, path: str | Path) -> Path:
         path = Path(path)
@@ -188,7 +197,8 @@ def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: 
                                   moves=[env.game.action_name(a) for a in history[g]], opening=opening,
                                   winner=w, winner_name=(first, second)[w], result=results[g] or "connection"))
     return MatchResult(game=env.game.spec, players=names, games=games, wins=wins, wins_by_colour=by_colour,
-                       lengths=state.ply.tolist(), records=records)
+                       lengths=state.ply.tolist(), records=records,
+                       pieces=pieces_placed(state.holes, state.winner).tolist())
 
 
 def play_until_decided(env: VecEnv, player1: Player, player2: Player, max_games: int, round_games: int,
