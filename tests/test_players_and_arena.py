@@ -31,7 +31,7 @@ def test_checkpoint_round_trip(checkpoint, tmp_path):
     with pytest.raises(CheckpointError, match="no checkpoint file"):
         load_checkpoint(tmp_path / "missing.pt")
     (tmp_path / "junk.pt").write_text("not a checkpoint")
-    with pytest.raises(CheckpointError, match="not a readable checkpoint"):
+    with pytest.raises(CheckpointError, match=r"not a conhex-zero checkpoint \(unreadable"):
         load_checkpoint(tmp_path / "junk.pt")
     torch.save({"format": "other"}, tmp_path / "other.pt")
     with pytest.raises(CheckpointError, match="not a conhex-zero checkpoint"):
@@ -51,7 +51,7 @@ def test_every_player_makes_legal_moves(name, checkpoint):
 
 
 @pytest.mark.parametrize("name, message", [("mcts-rollout", "mcts-rollout:K"), ("mcts-rollout:0", "at least 1"),
-                                           ("nothing.pt", "unknown player")])
+                                           ("nothing", "unknown player"), ("nothing.pt", "no checkpoint file at nothing.pt")])
 def test_bad_player_names(name, message):
     with pytest.raises(PlayerSpecError, match=message):
         make_player(name, VecEnv("hex-5"))
@@ -85,7 +85,9 @@ def test_arena_command_json(capsys, checkpoint):
 
 def test_arena_command_errors(capsys):
     assert main(["arena", "random", "nope.pt", "--game", "hex-4"]) == 2
-    assert "unknown player 'nope.pt'" in capsys.readouterr().err
+    assert "no checkpoint file at nope.pt" in capsys.readouterr().err
+    assert main(["arena", "random", "nope", "--game", "hex-4"]) == 2
+    assert "unknown player 'nope'" in capsys.readouterr().err
     assert main(["arena", "random", "random", "--games", "0"]) == 2
 
 

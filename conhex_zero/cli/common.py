@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 
@@ -25,6 +25,28 @@ def resolve_device(name: str) -> torch.device:
     if device.type not in ("cpu", "cuda"):
         raise CliError(f"unsupported device {name!r}: use cpu or cuda")
     return device
+
+
+def warn(command: str, message: str) -> None:
+    """One warning line on standard error."""
+    print(f"conhex-zero {command}: warning: {message}", file=sys.stderr, flush=True)
+
+
+def game_for_players(command: str, game: str | None, players: Sequence[str]) -> str:
+    """The game a command plays: ``--game`` when given, else the game the first checkpoint among
+    the players was trained on, else conhex; warns (one line each) when a model plays a game it was
+    not trained on, and stops when two checkpoints disagree and ``--game`` is not given (see
+    ``play.checkpoints``). A player spec that looks like a path to a missing file is reported so."""
+    from conhex_zero.nn.checkpoint import CheckpointError
+    from conhex_zero.play.checkpoints import GameChoiceError, choose_game
+
+    try:
+        spec, warnings = choose_game(game, players)
+    except (CheckpointError, GameChoiceError) as err:
+        raise CliError(str(err)) from None
+    for message in warnings:
+        warn(command, message)
+    return spec
 
 
 def print_json(data: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from conhex_zero.cli.common import CliError, resolve_device
+from conhex_zero.cli.common import CliError, game_for_players, resolve_device, warn
 from conhex_zero.cli.play_cmd import PLAYER_HELP, single_threaded
 
 
@@ -22,8 +22,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                "HexGui: Program > New Program, command line: conhex-zero gtp CKPT --game hex-11 --swap-name swap-pieces",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("player", metavar="PLAYER", help=PLAYER_HELP)
-    p.add_argument("--game", default="conhex",
-                   help="game spec (default: conhex); boardsize N switches to Hex N x N keeping its options")
+    p.add_argument("--game", default=None,
+                   help="game spec (default: the game the checkpoint was trained on, else conhex); "
+                   "boardsize N switches to Hex N x N keeping its options")
     p.add_argument("--sims", type=int, default=None, help="simulations per move of a checkpoint player "
                    "without :sims=N (default: 64)")
     p.add_argument("--temperature", type=float, default=0.0,
@@ -60,11 +61,13 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--sims must be at least 1")
     if args.resign is not None and not 0 <= args.resign <= 1:
         raise CliError("--resign takes a value between 0 and 1")
+    spec = game_for_players("gtp", args.game, [args.player])
     with single_threaded(args.threads):
         try:
-            engine = GTPEngine(args.player, args.game, simulations=args.sims, seed=args.seed,
+            engine = GTPEngine(args.player, spec, simulations=args.sims, seed=args.seed,
                                temperature=args.temperature, resign_threshold=args.resign,
-                               swap_name=args.swap_name, device=str(resolve_device(args.device)))
+                               swap_name=args.swap_name, device=str(resolve_device(args.device)),
+                               warn=lambda message: warn("gtp", message))
         except (PlayerSpecError, CheckpointError, PlayError) as err:
             raise CliError(str(err)) from None
         try:

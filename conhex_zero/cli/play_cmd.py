@@ -12,7 +12,7 @@ import difflib
 import sys
 from typing import Iterator, TextIO
 
-from conhex_zero.cli.common import CliError, resolve_device, use_color
+from conhex_zero.cli.common import CliError, game_for_players, resolve_device, use_color
 
 PLAYER_HELP = ("the AI: random, mcts-rollout:K (random-rollout MCTS, K simulations), policy:CKPT (a "
                "checkpoint's raw policy), CKPT or CKPT:sims=N (checkpoint + search), or gtp:\"COMMAND\"")
@@ -42,7 +42,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                "  conhex-zero play checkpoints/hex5-l4h64.pt --game hex-5 --as second --sims 16 --temperature 1",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("player", metavar="PLAYER", help=PLAYER_HELP)
-    p.add_argument("--game", default="conhex", help="game spec (default: conhex)")
+    p.add_argument("--game", default=None, help="game spec (default: the game the checkpoint was trained on, "
+                   "else conhex; a warning is shown when a model plays a game it was not trained on)")
     p.add_argument("--as", dest="side", choices=("first", "second"), default="first",
                    help="your side: first (X, top-bottom; default) or second (O, left-right)")
     p.add_argument("--sims", type=int, default=None,
@@ -230,9 +231,10 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--temperature must be 0 or positive")
     if args.top < 0:
         raise CliError("--top must be 0 or more")
+    game_spec = game_for_players("play", args.game, [args.player])
     with single_threaded(args.threads):
         try:
-            session = PlaySession(args.game, args.player, seed=args.seed, simulations=args.sims,
+            session = PlaySession(game_spec, args.player, seed=args.seed, simulations=args.sims,
                                   temperature=args.temperature, device=resolve_device(args.device))
         except (PlayerSpecError, CheckpointError, PlayError) as err:
             raise CliError(str(err)) from None

@@ -11,7 +11,7 @@ import signal
 import sys
 import threading
 
-from conhex_zero.cli.common import CliError, resolve_device
+from conhex_zero.cli.common import CliError, game_for_players, resolve_device, warn
 from conhex_zero.cli.play_cmd import PLAYER_HELP, single_threaded
 
 
@@ -29,7 +29,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                "  conhex-zero serve random --game hex-7 --as second --port 0",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("player", metavar="PLAYER", help=PLAYER_HELP)
-    p.add_argument("--game", default="conhex", help="game spec (default: conhex; the page can start others)")
+    p.add_argument("--game", default=None, help="game spec (default: the game the checkpoint was trained on, "
+                   "else conhex; the page can start others)")
     p.add_argument("--as", dest="side", choices=("first", "second"), default="first",
                    help="your side: first (X, top-bottom; default) or second (O, left-right)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
@@ -63,11 +64,13 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--top must be between 0 and 50")
     if not 0 <= args.port <= 65535:
         raise CliError("--port must be between 0 and 65535")
+    spec = game_for_players("serve", args.game, [args.player])
     with single_threaded(args.threads):
         try:
-            game = GameServer(args.player, args.game, 0 if args.side == "first" else 1,
+            game = GameServer(args.player, spec, 0 if args.side == "first" else 1,
                               simulations=args.sims, temperature=args.temperature, seed=args.seed,
-                              device=str(resolve_device(args.device)), top=args.top)
+                              device=str(resolve_device(args.device)), top=args.top,
+                              warn=lambda message: warn("serve", message))
         except (PlayerSpecError, CheckpointError, PlayError) as err:
             raise CliError(str(err)) from None
         try:

@@ -9,6 +9,8 @@ size and feature count, the game spec it was trained on, the weights, and free-f
 from __future__ import annotations
 
 import os
+import pickle
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,20 +54,68 @@ def save_checkpoint(path: str | Path, model: GraphNet, game: str, meta: dict[str
     return path
 
 
-def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Checkpoint:
-    """Read a checkpoint; clear errors for a missing file, another format or a newer schema."""
+def _read(path: str | Path, mmap: bool = False) -> tuple[Path, dict[str, Any]]:
+    """The checkpoint's dict, read with ``torch.load(weights_only=True)`` (a file that holds anything
+    but tensors and plain data, such as a pickle that would run code, is refused), checked for our
+    format tag and schema. With ``mmap`` the tensors are memory-mapped where the file allows it, so
+    reading only the game costs little."""
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"no checkpoint file at {path}")
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # torch raises several types for corrupt or foreign files
-        raise CheckpointError(f"{path} is not a readable checkpoint ({type(err).__name__}: {err})") from None
+    data = None
+    for mapped in ((True, False) if mmap else (False,)):  # mmap needs torch's zip format
+        try:
+            with warnings.catch_warnings():  # torch warns about pickle protocols of foreign files
+                warnings.simplefilter("ignore")
+                data = torch.load(path, map_location="cpu", weights_only=True, **({"mmap": True} if mapped else {}))
+            break
+        except Exception as err:  # torch raises many types for corrupt or foreign files
+            if mapped and not isinstance(err, pickle.UnpicklingError):
+                continue  # not a zip file (or an old torch): read it whole for the real reason
+            raise CheckpointError(f"{path} is not a conhex-zero checkpoint (unreadable: {_reason(err)})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise CheckpointError(f"{path} is not a conhex-zero checkpoint")
+        raise CheckpointError(f"{path} is not a conhex-zero checkpoint (no {FORMAT!r} format tag)")
     if data.get("schema") != SCHEMA_VERSION:
-        raise CheckpointError(f"{path} has checkpoint schema {data.get('schema')}, this version reads "
+        raise CheckpointError(f"{path} has checkpoint schema {_short(data.get('schema'))}, this version reads "
                               f"schema {SCHEMA_VERSION}")
+    return path, data
+
+
+def _reason(err: Exception) -> str:
+    """Why torch could not read a file, in a few words: never torch's advice to load it with
+    ``weights_only=False`` (which would run whatever code the file holds)."""
+    if isinstance(err, pickle.UnpicklingError):
+        detail = next((line.strip() for line in str(err).splitlines()
+                       if line.strip() and "weights_only" not in line and not line.startswith(("Please file", "Check the"))
+                       and "WeightsUnpickler error" not in line), "")
+        if "GLOBAL" in detail:
+            return f"it holds Python objects, refused since loading them could run code ({_short(detail, 80)})"
+        return "not a file of tensors" + (f" ({_short(detail, 80)})" if detail else "")
+    if isinstance(err, EOFError):
+        return "the file is empty or cut short"
+    first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+    if "weights_only" in first:
+        first = ""
+    return f"{type(err).__name__}" + (f": {_short(first, 100)}" if first else "")
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def checkpoint_game(path: str | Path) -> str:
+    """The game spec a checkpoint was trained on, without building its model."""
+    path, data = _read(path, mmap=True)
+    game = data.get("game")
+    if not isinstance(game, str) or not game:
+        raise CheckpointError(f"{path} is not a conhex-zero checkpoint (its 'game' is {_short(game)}, not a game spec)")
+    return game
+
+
+def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Checkpoint:
+    """Read a checkpoint; clear errors for a missing file, another format or a newer schema."""
+    path, data = _read(path)
     spec = data["model"]
     if spec.get("num_features") != NUM_FEATURES:
         raise CheckpointError(f"{path} was made for {spec.get('num_features')} input features; this "

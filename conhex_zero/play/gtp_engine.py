@@ -79,11 +79,14 @@ class GTPEngine:
     def __init__(self, player: str = "random", game: str = "conhex", simulations: int | None = None,
                  seed: int = 0, temperature: float = 0.0, resign_threshold: float | None = None,
                  swap_name: str = "swap", device: str = "cpu",
-                 session_factory: Callable[..., PlaySession] = PlaySession):
+                 session_factory: Callable[..., PlaySession] = PlaySession,
+                 warn: Callable[[str], None] | None = None):
         self.player_spec, self.sims, self.seed = player, simulations, seed
         self.temperature, self.resign_threshold = temperature, resign_threshold
         self.swap_name, self.device = swap_name, device
         self.factory = session_factory
+        self.warn = warn  # told (once per game) when boardsize makes the model play a game it was not trained on
+        self._warned: set[str] = {parse_game(game).spec}  # the command line warned about the first game
         self.base_game = parse_game(game)
         self.session = self._new_session(self.base_game.spec)
         self.quit = False
@@ -149,6 +152,19 @@ class GTPEngine:
         return f"{'=' if ok else '?'}{ident} {body}\n\n"
 
     # --------------------------------------------------------------- helpers
+    def _warn_about(self, spec: str) -> None:
+        from conhex_zero.play.checkpoints import game_warning
+
+        if self.warn is None or spec in self._warned:
+            return
+        self._warned.add(spec)
+        try:
+            message = game_warning(self.player_spec, spec)
+        except ValueError:
+            return
+        if message:
+            self.warn(message)
+
     def _name(self, move: str) -> str:
         return self.swap_name if move == "swap" else move
 
@@ -196,6 +212,7 @@ class GTPEngine:
             old, self.session = self.session, self._new_session(game.spec)
             old.close()
             self.seconds_per_sim = None
+            self._warn_about(game.spec)
         else:
             self.session.new_game()
         return ""

@@ -35,7 +35,7 @@ from functools import lru_cache
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
@@ -143,9 +143,11 @@ class GameServer:
 
     def __init__(self, player: str = "random", game: str = "conhex", human: int = 0, *,
                  simulations: int | None = None, temperature: float = 0.0, seed: int = 0,
-                 device: str = "cpu", top: int = 5):
+                 device: str = "cpu", top: int = 5, warn: Callable[[str], None] | None = None):
         self.player_spec, self.simulations, self.temperature = player, simulations, temperature
         self.seed, self.device, self.top = seed, device, top
+        self.warn = warn  # told (once per game) when the page starts a game the model was not trained on
+        self._warned: set[str] = set()
         self.lock = threading.Lock()
         self.session = self._make_session(game)
         self.human = human
@@ -158,6 +160,19 @@ class GameServer:
     def close(self) -> None:
         with self.lock:
             self.session.close()
+
+    def _warn_about(self, spec: str) -> None:
+        from conhex_zero.play.checkpoints import game_warning
+
+        if self.warn is None or spec in self._warned:
+            return
+        self._warned.add(spec)
+        try:
+            message = game_warning(self.player_spec, spec)
+        except ValueError:
+            return  # the session was made from this checkpoint: it cannot be unreadable now
+        if message:
+            self.warn(message)
 
     @property
     def ai(self) -> int:
@@ -203,6 +218,7 @@ class GameServer:
             if new is not None:
                 self.session.close()
                 self.session = new
+                self._warn_about(new.game.spec)
             else:
                 self.session.new_game()
             if side is not None:
