@@ -77,5 +77,12 @@ def load_record(path: str, index: int):
     return record
 
 
+def is_terminal(stream: Any) -> bool:
+    try:
+        return hasattr(stream, "isatty") and stream.isatty()
+    except ValueError:  # a closed stream
+        return False
+
+
 def use_color(stream: Any = sys.stdout) -> bool:
-    return hasattr(stream, "isatty") and stream.isatty()
+    return is_terminal(stream)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import zlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -138,6 +138,8 @@ class PlaySession:
         self.opening = 0
         self.state: State = self.env.initial_state(1)
         self._cache: tuple[tuple, SearchOutput] | None = None
+        self.on_simulation: Callable[[int, int], None] | None = None
+        """Called as ``on_simulation(k, total)`` after the k-th simulation of a search (progress)."""
         self.new_game()
 
     # ------------------------------------------------------------------ game
@@ -285,10 +287,26 @@ class PlaySession:
             return self._cache[1]
         if sims != config.num_simulations:
             player.search.config = dataclasses.replace(config, num_simulations=sims)
+        search = player.search
+        hook = self.on_simulation
+        own_run = vars(search).get("run")
+        if hook is not None:  # the player's search reports each simulation through the hook
+            run = search.run
+
+            def run_with_progress(*args: Any, **kwargs: Any) -> SearchOutput:
+                kwargs.setdefault("on_simulation", lambda k: hook(k, sims))
+                return run(*args, **kwargs)
+
+            search.run = run_with_progress
         try:
             player.act(self.state, history=[list(self.actions)])
         finally:
             player.search.config = config
+            if hook is not None:
+                if own_run is None:
+                    del search.run
+                else:
+                    search.run = own_run
         assert player.last is not None
         self._cache = (key, player.last)
         return player.last
