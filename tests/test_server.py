@@ -220,3 +220,52 @@ def test_serve_command_runs_and_stops_on_ctrl_c():
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0 and "stopped" in out and "Traceback" not in err
+
+
+def _serve_once(monkeypatch, capsys, argv):
+    """``conhex-zero serve`` that stops at once (after any browser thread has finished)."""
+    import threading
+
+    def stop(self):
+        for t in threading.enumerate():
+            if t.name == "conhex-zero-open-browser":
+                t.join(10)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(PlayServer, "serve_forever", stop)
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_serve_open_without_a_browser_says_so(monkeypatch, capsys):
+    import webbrowser
+
+    def no_browser(*args):
+        raise webbrowser.Error("could not locate runnable browser")
+
+    monkeypatch.setattr(webbrowser, "get", no_browser)
+    code, out, err = _serve_once(monkeypatch, capsys, ["serve", "random", "--game", "hex-3", "--port", "0", "--open"])
+    url = out.split(" at ")[1].split()[0]
+    assert code == 0 and url.startswith("http://127.0.0.1:")
+    assert err == f"conhex-zero serve: warning: no web browser found on this machine: open {url} in a browser yourself\n"
+
+    class Failing:
+        def open(self, url):
+            return False
+
+    monkeypatch.setattr(webbrowser, "get", lambda *args: Failing())
+    code, out, err = _serve_once(monkeypatch, capsys, ["serve", "random", "--game", "hex-3", "--port", "0", "--open"])
+    url = out.split(" at ")[1].split()[0]
+    assert code == 0 and err == (f"conhex-zero serve: warning: the web browser could not be started: open {url} "
+                                 f"in a browser yourself\n")
+    opened = []
+
+    class Working:
+        def open(self, url):
+            opened.append(url)
+            return True
+
+    monkeypatch.setattr(webbrowser, "get", lambda *args: Working())
+    code, out, err = _serve_once(monkeypatch, capsys, ["serve", "random", "--game", "hex-3", "--port", "0", "--open"])
+    assert code == 0 and err == "" and opened == [out.split(" at ")[1].split()[0]]

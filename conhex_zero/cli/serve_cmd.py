@@ -37,7 +37,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help=f"TCP port (default: {DEFAULT_PORT}; 0 picks a free one)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default: 127.0.0.1, this machine only)")
-    p.add_argument("--open", action="store_true", help="open the page in the default web browser")
+    p.add_argument("--open", action="store_true", help="open the page in the default web browser (without "
+                   "one, says so: then open the URL shown yourself)")
     p.add_argument("--sims", type=int, default=None,
                    help="simulations per AI move for a checkpoint without :sims=N (default: 64)")
     p.add_argument("--temperature", type=float, default=0.0,
@@ -48,6 +49,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     p.add_argument("--verbose", action="store_true", help="log every HTTP request on stderr")
     p.set_defaults(run=run)
+
+
+def open_browser(url: str) -> threading.Thread | None:
+    """Open ``url`` in the default web browser, in a thread (a browser may take its time to start);
+    a warning with the URL when there is no browser or it cannot be started."""
+    import webbrowser
+
+    try:
+        browser = webbrowser.get()
+    except webbrowser.Error:
+        warn("serve", f"no web browser found on this machine: open {url} in a browser yourself")
+        return None
+
+    def launch() -> None:
+        try:
+            opened = browser.open(url)
+        except Exception:  # a broken browser command
+            opened = False
+        if not opened:
+            warn("serve", f"the web browser could not be started: open {url} in a browser yourself")
+
+    thread = threading.Thread(target=launch, name="conhex-zero-open-browser", daemon=True)
+    thread.start()
+    return thread
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,9 +112,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"conhex-zero serve: {game.session.game.spec} against {game.session.player_name} at "
                   f"{server.url}  (Ctrl-C to stop)", flush=True)
             if args.open:
-                import webbrowser
-
-                threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
+                open_browser(server.url)
             # Ctrl-C and `kill` stop the server, even when the shell that started it in the background
             # made the process ignore SIGINT (as non-interactive shells do for `cmd &`).
             signal.signal(signal.SIGINT, signal.default_int_handler)
