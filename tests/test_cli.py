@@ -95,3 +95,30 @@ def test_bench_net_and_search_json(capsys):
 def test_bench_rejects_bad_model_names(capsys):
     code, _, err = run(capsys, "bench", "net", "--model", "huge")
     assert code == 2 and "l<layers>h<hidden>" in err
+
+
+@pytest.mark.parametrize("command", ["", "arena", "play", "serve", "gtp", "replay", "openings", "report", "curve",
+                                     "ladder", "rules"])
+def test_help_texts_are_wrapped_and_show_plain_percent_signs(monkeypatch, capsys, command):
+    monkeypatch.setenv("COLUMNS", "100")
+    with pytest.raises(SystemExit) as stop:
+        main([command, "--help"] if command else ["--help"])
+    out = capsys.readouterr().out
+    assert stop.value.code == 0 and "%%" not in out
+    long = [line for line in out.splitlines() if len(line) > 100]
+    assert long == [], long
+    expected = {"arena": "95% intervals", "openings": "(win %)", "report": "95% intervals", "curve": "95% interval",
+                "gtp": "2.5% chance"}.get(command)
+    if expected:
+        assert expected in " ".join(out.split())
+
+
+def test_gtp_help_gives_the_hexgui_command(monkeypatch, capsys):
+    from conhex_zero.cli.gtp_cmd import HEXGUI_COMMAND
+
+    monkeypatch.setenv("COLUMNS", "100")
+    with pytest.raises(SystemExit):
+        main(["gtp", "--help"])
+    out = capsys.readouterr().out
+    assert f"\n  {HEXGUI_COMMAND}\n" in out and "Program > New Program" in out
+    assert HEXGUI_COMMAND == "conhex-zero gtp /path/to/CKPT --game hex-11:swap --swap-name swap-pieces"

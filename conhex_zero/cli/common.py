@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -12,6 +14,36 @@ import torch
 
 class CliError(Exception):
     """A user error the command reports in one line (exit code 2)."""
+
+
+HELP_WIDTH = 100
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs as written, but with their paragraphs wrapped: consecutive lines
+    that start without a space are one paragraph, filled to the terminal (at most ``HELP_WIDTH``
+    columns); indented lines (examples, tables) and blank lines are kept as they are. Descriptions
+    and epilogs are not %-formatted by argparse: write '95%' there ('95%%' only in help= strings)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        width = max(40, min(width, HELP_WIDTH))
+        out: list[str] = []
+        paragraph: list[str] = []
+
+        def flush() -> None:
+            if paragraph:
+                out.extend(textwrap.wrap(" ".join(paragraph), width, initial_indent=indent,
+                                         subsequent_indent=indent, break_on_hyphens=False))
+                paragraph.clear()
+
+        for line in text.splitlines():
+            if line.strip() and not line[0].isspace():
+                paragraph.append(line.strip())
+                continue
+            flush()
+            out.append(indent + line.rstrip() if line.strip() else "")
+        flush()
+        return "\n".join(out)
 
 
 def resolve_device(name: str) -> torch.device:

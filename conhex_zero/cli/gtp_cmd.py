@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from conhex_zero.cli.common import CliError, game_for_players, resolve_device, warn
+from conhex_zero.cli.common import CliError, HelpFormatter, game_for_players, resolve_device, warn
 from conhex_zero.cli.play_cmd import PLAYER_HELP, single_threaded
+
+
+HEXGUI_COMMAND = "conhex-zero gtp /path/to/CKPT --game hex-11:swap --swap-name swap-pieces"
+"""The command line to give HexGui (Program > New Program), as in README.md."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -16,11 +20,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "set): boardsize N (Hex N x N) or boardsize conhex, clear_board, play b|w MOVE, genmove b|w, "
         "undo, showboard, final_score, all_legal_moves, time_settings, time_left, and the analysis "
         "command conhex-analyze N (one line per move: MOVE visits V winrate W prior P pv M1 M2 ...). "
-        "Black (b) is the first player, connecting top and bottom. See conhex_zero/play/gtp_engine.py.",
+        "Black (b) is the first player, connecting top and bottom. See conhex_zero/play/gtp_engine.py. "
+        "The game is --game, else the one the checkpoint was trained on, else conhex; a model told to play "
+        "another game (also by boardsize) is warned about on stderr. Input lines longer than 64 KiB are "
+        "answered with an error.",
         epilog="examples:\n  conhex-zero gtp checkpoints/hex5-l4h64.pt --game hex-5 --sims 200\n"
-               "  conhex-zero arena mcts-rollout:200 \"gtp:conhex-zero gtp random --game hex-5\" --game hex-5\n"
-               "HexGui: Program > New Program, command line: conhex-zero gtp CKPT --game hex-11 --swap-name swap-pieces",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+               "  conhex-zero arena mcts-rollout:200 \"gtp:conhex-zero gtp random --game hex-5\" --game hex-5\n\n"
+               "HexGui: Program > New Program, with this command (the full path of the checkpoint; "
+               "hex-11:swap because HexGui offers the swap, which it names swap-pieces; boardsize from "
+               "HexGui keeps these rules on other board sizes):\n"
+               f"  {HEXGUI_COMMAND}",
+        formatter_class=HelpFormatter)
     p.add_argument("player", metavar="PLAYER", help=PLAYER_HELP)
     p.add_argument("--game", default=None,
                    help="game spec (default: the game the checkpoint was trained on, else conhex); "

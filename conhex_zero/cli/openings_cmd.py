@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, load_record, output_json, resolve_device
+from conhex_zero.cli.common import CliError, HelpFormatter, load_record, output_json, resolve_device
 
 DEFAULT_SIMS = 200
 
@@ -17,8 +17,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "openings", help="analyse every first move: strength, swap map, fairest openings, heatmap",
         description="Search every legal first move deeply (all at once, as one batch) and report, per "
         "opening: the network's prior, the first player's chance of winning when the second player does "
-        "not swap (win %%), its spread over repeated searches and symmetric openings, and whether the "
-        "second player should swap under the pie rule (yes when the opener's win %% is above 50). "
+        "not swap (win %), its spread over repeated searches and symmetric openings, and whether the "
+        "second player should swap under the pie rule (yes when the opener's win % is above 50). "
         "Symmetric openings are grouped; the table is sorted by strength. On Hex boards up to 4x4 an "
         "exact solver adds the truth. With --after, the "
         "moves of any later position are analysed instead.",
@@ -26,7 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                "  conhex-zero openings runs/r/best.pt --game conhex --sims 400 --json openings.json\n"
                "  conhex-zero openings checkpoints/hex5-l4h64.pt --after c3 swap  (the replies)\n"
                "  conhex-zero openings runs/r/best.pt --record game.sgf  (a real game, move by move)",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=HelpFormatter)
     p.add_argument("checkpoint", metavar="CKPT", help="a checkpoint (.pt) file")
     p.add_argument("--game", help="game spec (default: the checkpoint's game)")
     p.add_argument("--sims", type=int, default=DEFAULT_SIMS,

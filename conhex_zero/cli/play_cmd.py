@@ -14,7 +14,8 @@ import threading
 import time
 from typing import Iterator, TextIO
 
-from conhex_zero.cli.common import CliError, game_for_players, is_terminal, resolve_device, use_color
+from conhex_zero.cli.common import (CliError, HelpFormatter, game_for_players, is_terminal, resolve_device,
+                                     use_color)
 
 PLAYER_HELP = ("the AI: random, mcts-rollout:K (random-rollout MCTS, K simulations), policy:CKPT (a "
                "checkpoint's raw policy), CKPT or CKPT:sims=N (checkpoint + search), or gtp:\"COMMAND\"")
@@ -38,11 +39,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Play against the AI in the terminal: type moves by name (F6, c3, swap) or undo, "
         "hint, moves, resign, quit, help. After each AI move its evaluation (value for its side, in "
         "[-1, 1], and as a chance to win) and top candidate moves are shown. Lower the strength with "
-        "fewer simulations, a temperature, or an older checkpoint.",
+        "fewer simulations, a temperature, or an older checkpoint. On a terminal, a line shows that the AI "
+        "is thinking (seconds, simulations done); scripted games (input not a terminal) print only the "
+        "game. The game is --game, else the one the checkpoint was trained on, else conhex.",
         epilog="examples:\n  conhex-zero play checkpoints/hex5-l4h64.pt --game hex-5\n"
                "  conhex-zero play mcts-rollout:400\n"
                "  conhex-zero play checkpoints/hex5-l4h64.pt --game hex-5 --as second --sims 16 --temperature 1",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=HelpFormatter)
     p.add_argument("player", metavar="PLAYER", help=PLAYER_HELP)
     p.add_argument("--game", default=None, help="game spec (default: the game the checkpoint was trained on, "
                    "else conhex; a warning is shown when a model plays a game it was not trained on)")

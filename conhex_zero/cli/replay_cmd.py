@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, load_record, print_json, resolve_device, use_color
+from conhex_zero.cli.common import CliError, HelpFormatter, load_record, print_json, resolve_device, use_color
 from conhex_zero.env.notation import play_moves, render_state, split_moves, summarize
 from conhex_zero.env.vec_env import VecEnv
 
@@ -20,7 +20,7 @@ examples:
   conhex-zero replay conhex F6 swap E6 G7
   conhex-zero replay --record runs/arena/a-vs-b.jsonl --index 3
   conhex-zero replay --record game2203451.sgf --analyse mcts-rollout:200
-  conhex-zero replay --record games.hsgf --index 2 --analyse checkpoints/hex5-l4h64.pt --sims 64 --json
+  conhex-zero replay --record games.hsgf --index 2 --analyse checkpoints/hex5-l4h64.pt --json
   conhex-zero replay --record runs/arena/a-vs-b.jsonl --index 3 --to-sgf game3.sgf
 
 record files: arena records (JSON lines, --index is the record's index) or SGF, several games per
@@ -46,7 +46,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "names (F6, c3; any case) or 'swap', separated by spaces or commas. An illegal or malformed "
         "move is reported with its number and the reason (exit code 2). With --record, replay game "
         "INDEX of a record file and check that it ends as recorded.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG, formatter_class=HelpFormatter)
     p.add_argument("game", nargs="?", help="game spec, e.g. conhex or hex-11:swap")
     p.add_argument("moves", nargs="*", help="moves, e.g. F6 swap E5")
     p.add_argument("--record", metavar="FILE",

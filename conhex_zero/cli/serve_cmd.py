@@ -11,7 +11,7 @@ import signal
 import sys
 import threading
 
-from conhex_zero.cli.common import CliError, game_for_players, resolve_device, warn
+from conhex_zero.cli.common import CliError, HelpFormatter, game_for_players, resolve_device, warn
 from conhex_zero.cli.play_cmd import PLAYER_HELP, single_threaded
 
 
@@ -27,7 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         epilog="examples:\n  conhex-zero serve mcts-rollout:400 --open\n"
                "  conhex-zero serve checkpoints/hex5-l4h64.pt --game hex-5 --sims 200\n"
                "  conhex-zero serve random --game hex-7 --as second --port 0",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=HelpFormatter)
     p.add_argument("player", metavar="PLAYER", help=PLAYER_HELP)
     p.add_argument("--game", default=None, help="game spec (default: the game the checkpoint was trained on, "
                    "else conhex; the page can start others)")
