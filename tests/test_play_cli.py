@@ -46,8 +46,8 @@ def test_commands_and_messages(monkeypatch, capsys):
     assert code == 0 and err == ""
     assert "swap          take over the first move" in out  # help
     assert "legal moves (9): a1 b1 c1 a2 b2 c2 a3 b3 c3" in out
-    assert "'hlep' is not a move in hex-3 (holes are named like a1 .. c3, or 'swap'). Did you mean 'help'?" in out
-    assert "'d4' is not a move in hex-3 (holes are named like a1 .. c3, or 'swap'); nearby holes: c3." in out
+    assert "'hlep' is not a move in hex-3 (holes are named like a1 .. c3). Did you mean 'help'?" in out
+    assert "'d4' is not a move in hex-3 (holes are named like a1 .. c3); nearby holes: c3." in out
     assert "one move at a time, please (got 'b2 c2')" in out
     assert "illegal move: swap: the swap rule is off in this game" in out
     assert "nothing to undo: you have not moved yet" in out

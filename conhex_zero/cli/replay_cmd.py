@@ -14,6 +14,7 @@ from pathlib import Path
 from conhex_zero.cli.common import CliError, HelpFormatter, load_record, print_json, resolve_device, use_color
 from conhex_zero.env.notation import play_moves, render_state, split_moves, summarize
 from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.play.session import position_line
 
 EPILOG = """\
 examples:
@@ -31,11 +32,16 @@ ends on a running position.
 
 --analyse PLAYER searches every position of the game in one batch and prints, for each move, X's
 win chance (X moves first) before and after it, the move the AI preferred, and the mover's loss
-(win percent given away); then the biggest mistakes. With --json it prints
+(win percent given away, never negative: 0 when the move lost nothing); then the biggest mistakes.
+With --json it prints
   {"game", "player", "simulations", "seed", "start_value", "winner", "record",
    "moves": [{"ply", "move", "notation", "player", "value_before", "value_after", "best_move",
               "loss"}], "mistakes": [the same objects, biggest loss first]}
 (values in percent for X, player 0 = X; "move" is our hole name, "notation" the record's own).
+
+plies: a position's ply is the number of moves played to reach it (the swap and random opening
+pieces count as moves): the text's "after N plies" and the JSON's "ply" are the same number. A
+move's "ply" in a review is its number, 1 for the first move: the position after it has that ply.
 """
 
 
@@ -122,8 +128,10 @@ def run(args: argparse.Namespace) -> int:
         print_json(out)
         return 0
     last = env.game.parse_move(moves[-1]) if moves else None
-    print(render_state(env, state, cell_ids=args.ids, color=use_color(),
-                       last=last if last is not None and last < env.num_holes else None))
+    picture = render_state(env, state, cell_ids=args.ids, color=use_color(),
+                           last=last if last is not None and last < env.num_holes else None).rsplit("\n", 1)[0]
+    print(picture)
+    print(position_line(summarize(env, state)))  # the ply as --json gives it
     if note:
         print(note)
     if sgf_path:

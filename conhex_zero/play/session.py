@@ -55,6 +55,18 @@ def side_name(player: int) -> str:
     return f"{PLAYER_NAMES[player]} ({'first' if player == 0 else 'second'} player, {PLAYER_GOALS[player]})"
 
 
+def position_line(facts: dict) -> str:
+    """Whose turn it is or who won, and the position's ply: the number of moves played, as in
+    ``summarize`` and ``to_json`` (``X to move (top-bottom) after 3 plies``)."""
+    ply = facts["ply"]
+    plies = f"{ply} {'ply' if ply == 1 else 'plies'}"
+    if facts["winner"] is not None:
+        w = facts["winner"]
+        return f"{PLAYER_NAMES[w]} wins ({PLAYER_GOALS[w]} connected) after {plies}"
+    p = facts["to_move"]
+    return f"{PLAYER_NAMES[p]} to move ({PLAYER_GOALS[p]}) after {plies}"
+
+
 def win_percent(value: float | None) -> float | None:
     return None if value is None else 50.0 * (1.0 + value)
 
@@ -388,8 +400,10 @@ class PlaySession:
 
     # -------------------------------------------------------------- display
     def board_text(self, color: bool = False, cell_ids: bool = False) -> str:
-        """The terminal picture with a status line; the last move is bracketed where there is room."""
-        return render_state(self.env, self.state, color=color, cell_ids=cell_ids, last=self.last_action)
+        """The terminal picture with a status line (``position_line``: the ply is the number of moves
+        played, as in ``to_json``); the last move is bracketed where there is room."""
+        picture = render_state(self.env, self.state, color=color, cell_ids=cell_ids, last=self.last_action)
+        return picture.rsplit("\n", 1)[0] + "\n" + position_line(summarize(self.env, self.state))
 
     def to_json(self) -> dict[str, Any]:
         """The position for a page: plain JSON types only (owners are 0, 1 or null)."""
