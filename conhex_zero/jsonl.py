@@ -8,6 +8,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 
+class JsonlError(ValueError):
+    """A line of a JSON-lines file is not a JSON object; says which file and line."""
+
+
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     """The objects of a JSON-lines file (blank lines skipped); a bad line raises ValueError naming it."""
     path = Path(path)
@@ -18,7 +22,7 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
         try:
             out.append(json.loads(line))
         except json.JSONDecodeError:
-            raise ValueError(f"{path}:{number} is not a JSON object") from None
+            raise JsonlError(f"{path}:{number} is not a JSON object") from None
     return out
 
 

@@ -140,3 +140,85 @@ def test_an_unknown_player_name_is_still_a_syntax_error(monkeypatch, capsys):
     for argv in (["play", "nonsense"], ["arena", "random", "nonsense"], ["gtp", "nonsense"]):
         code, out, err = run(monkeypatch, capsys, argv)
         assert code == 2 and "unknown player 'nonsense'" in err
+
+
+# ------------------------------------------------------------------ broken checkpoints
+def _tweak(path, tmp_path, name, change):
+    data = torch.load(path, weights_only=True)
+    change(data)
+    out = tmp_path / name
+    torch.save(data, out)
+    return str(out)
+
+
+class Evil:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        import os
+
+        return (os.system, (f"touch {self.marker}",))
+
+
+def _broken(tmp_path, good):
+    """(file, words its one-line error must contain) for broken checkpoints of every kind."""
+    from conhex_zero.nn.checkpoint import FORMAT, SCHEMA_VERSION
+
+    other = save_checkpoint(tmp_path / "l2h16.pt", GraphNet(ModelConfig(2, 16), NUM_FEATURES), "hex-4")
+    cases = [
+        (_tweak(good, tmp_path, "size.pt", lambda d: d["model"].update(hidden=16)), "do not fit the l1h16 model"),
+        (_tweak(other, tmp_path, "other.pt", lambda d: d["model"].update(layers=1, hidden=8)), "do not fit"),
+        (_tweak(good, tmp_path, "no-weights.pt", lambda d: d.pop("state_dict")), "has no weights"),
+        (_tweak(good, tmp_path, "no-layers.pt", lambda d: d["model"].pop("layers")), "no 'layers'"),
+        (_tweak(good, tmp_path, "str-layers.pt", lambda d: d["model"].update(layers="four")), "'layers' is 'four'"),
+        (_tweak(good, tmp_path, "huge.pt", lambda d: d["model"].update(layers=900, hidden=60000)), "holds only"),
+        (_tweak(good, tmp_path, "no-model.pt", lambda d: d.pop("model")), "no model description"),
+        (_tweak(good, tmp_path, "list.pt", lambda d: d.update(state_dict=[1, 2])), "not a table of named tensors"),
+        (_tweak(good, tmp_path, "ints.pt", lambda d: d.update(state_dict={"a": 1})), "not a table of named tensors"),
+        (_tweak(good, tmp_path, "meta.pt", lambda d: d.update(meta=5)), "'meta' is not a table"),
+        (_tweak(good, tmp_path, "game.pt", lambda d: d.update(game=7)), "'game' is 7"),
+        (_tweak(good, tmp_path, "schema.pt", lambda d: d.update(schema=99)), "schema 99"),
+    ]
+    (tmp_path / "garbage.pt").write_bytes(bytes(range(256)) * 8)
+    (tmp_path / "text.pt").write_text("just some text\n")
+    (tmp_path / "empty.pt").write_bytes(b"")
+    (tmp_path / "cut.pt").write_bytes(open(good, "rb").read()[:300])
+    torch.save({"format": FORMAT, "schema": SCHEMA_VERSION, "x": Evil(tmp_path / "pwned")}, tmp_path / "evil.pt")
+    cases += [(str(tmp_path / n), "not a conhex-zero checkpoint (unreadable: ")
+              for n in ("garbage.pt", "text.pt", "empty.pt", "cut.pt")]
+    cases.append((str(tmp_path / "evil.pt"), "refused since loading them could run code"))
+    return cases
+
+
+def _unknown_game(tmp_path, good):
+    """A checkpoint of a game this version does not know: an error where its game would be played."""
+    return _tweak(good, tmp_path, "unknown-game.pt", lambda d: d.update(game="hex-99")), "'hex-99'"
+
+
+def test_broken_checkpoints_raise_checkpoint_errors(tmp_path, hex4):
+    from conhex_zero.nn.checkpoint import CheckpointError, load_checkpoint
+
+    for path, words in _broken(tmp_path, hex4):
+        with pytest.raises(CheckpointError) as err:
+            load_checkpoint(path)
+            raise AssertionError(f"{path} loaded")
+        message = str(err.value)
+        assert words in message, (path, message)
+        assert "\n" not in message and "weights_only" not in message and len(message) < 400
+    assert not (tmp_path / "pwned").exists()  # the malicious pickle never ran
+
+
+@pytest.mark.parametrize("command", ["play", "serve", "gtp", "arena", "openings", "report", "replay"])
+def test_every_command_turns_a_broken_checkpoint_into_one_line(monkeypatch, capsys, tmp_path, hex4, command):
+    cases = _broken(tmp_path, hex4) + ([] if command == "replay" else [_unknown_game(tmp_path, hex4)])
+    for path, words in cases:
+        argv = {"play": ["play", path], "serve": ["serve", path, "--port", "0"], "gtp": ["gtp", path],
+                "arena": ["arena", "random", path, "--games", "2"], "openings": ["openings", path, "--quiet"],
+                "report": ["report", path, "--quiet", "--out", str(tmp_path / "report")],
+                "replay": ["replay", "hex-4", "b2", "--analyse", path]}[command]
+        code, out, err = run(monkeypatch, capsys, argv, "quit\n")
+        assert code == 2, (argv, out, err)
+        assert "Traceback" not in err and "weights_only" not in err and len(err.strip().splitlines()) == 1, err
+        assert err.startswith(f"conhex-zero {command}: error: ") and words in err, err
+    assert not (tmp_path / "pwned").exists()

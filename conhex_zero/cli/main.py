@@ -50,13 +50,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run_command(name: str, fn, args: argparse.Namespace) -> int:
-    """Run a command; expected errors become one line on stderr and exit code 2."""
+    """Run a command; expected errors become one line on stderr and exit code 2: bad options, game
+    specs and moves, and files that are not what they should be (checkpoints, records, JSON lines)."""
+    from conhex_zero.agents.players import PlayerSpecError
+    from conhex_zero.jsonl import JsonlError
+    from conhex_zero.nn.checkpoint import CheckpointError
+    from conhex_zero.records.model import RecordError
     from conhex_zero.train.config import ConfigError
 
     keep_freed_memory()
     try:
         return int(fn(args) or 0)
-    except (CliError, GameSpecError, MoveError, IllegalMoveError, ConfigError) as err:
+    except (CliError, GameSpecError, MoveError, IllegalMoveError, ConfigError, CheckpointError, PlayerSpecError,
+            RecordError, JsonlError) as err:
         print(f"conhex-zero {name}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

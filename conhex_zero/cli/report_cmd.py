@@ -9,7 +9,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, HelpFormatter, resolve_device
+from conhex_zero.cli.common import CliError, HelpFormatter, game_for_players, resolve_device
 from conhex_zero.cli.openings_cmd import parse_size
 
 
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             ckpt, sims = load_checkpoint(args.checkpoint, device), args.sims
         except CheckpointError as err:
             raise CliError(f"{err} (or give mcts-rollout:K)") from None
-    spec = args.game or (ckpt.game if ckpt is not None else "conhex")
+    spec = game_for_players("report", args.game, [args.checkpoint] if ckpt is not None else [])
     env = VecEnv(spec, device)
     if env.game.extra_stone:
         raise CliError(f"{spec}: the report compares play with and without the pie rule; extra-stone games "

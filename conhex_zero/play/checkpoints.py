@@ -65,12 +65,15 @@ def same_game(a: str | Game, b: str | Game) -> bool:
     return dataclasses.replace(ga, random_pieces=0) == dataclasses.replace(gb, random_pieces=0)
 
 
-def _mismatch(path: str, trained: str, game: Game) -> str | None:
+def _same(trained: str, game: str | Game) -> bool:
     try:
-        same = same_game(trained, game)
+        return same_game(trained, game)
     except ValueError:  # a spec this version does not know
-        same = False
-    return None if same else f"{path} was trained on {trained}, not {game.spec}: expect weak play"
+        return False
+
+
+def _mismatch(path: str, trained: str, game: Game) -> str | None:
+    return None if _same(trained, game) else f"{path} was trained on {trained}, not {game.spec}: expect weak play"
 
 
 def game_warning(spec: str, game: str | Game) -> str | None:
@@ -91,8 +94,13 @@ def choose_game(game: str | None, specs: Sequence[str]) -> tuple[str, list[str]]
             trained.append((path, checkpoint_game(path)))
     if game is None:
         game = trained[0][1] if trained else DEFAULT_GAME
+        try:
+            parse_game(game)
+        except ValueError:
+            raise CheckpointError(f"{trained[0][0]} was trained on {game!r}, a game this version does not know: "
+                                  f"choose one with --game") from None
         for path, other in trained[1:]:
-            if not same_game(other, game):
+            if not _same(other, game):
                 raise GameChoiceError(f"{trained[0][0]} was trained on {game} and {path} on {other}: "
                                       f"choose the game with --game")
     chosen = parse_game(game)
