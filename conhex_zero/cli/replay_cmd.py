@@ -81,7 +81,7 @@ def _arena_note(record) -> str:
     raw = record.properties
     head = f"game {raw.get('index', record.index)}: {raw['first']} (X) vs {raw['second']} (O)"
     if raw["result"] == "connection":
-        return f"{head}: {raw['winner_name']} won, as recorded"
+        return f"{head}: {raw.get('winner_name') or record.winner_name} won, as recorded"
     return f"{head}: {raw['result']}"
 
 
