@@ -51,20 +51,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def _lines(stream):
-    """Input lines as text, whatever the bytes (undecodable bytes become U+FFFD)."""
-    raw = getattr(stream, "buffer", None)
-    while True:
-        line = raw.readline() if raw is not None else stream.readline()
-        if not line:
-            return
-        yield line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
-
-
 def run(args: argparse.Namespace) -> int:
     from conhex_zero.agents.players import PlayerSpecError
     from conhex_zero.nn.checkpoint import CheckpointError
-    from conhex_zero.play.gtp_engine import GTPEngine
+    from conhex_zero.play.gtp_engine import GTPEngine, read_lines
     from conhex_zero.play.session import PlayError
 
     if args.sims is not None and args.sims < 1:
@@ -81,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
         except (PlayerSpecError, CheckpointError, PlayError) as err:
             raise CliError(str(err)) from None
         try:
-            for line in _lines(sys.stdin):
-                response = engine.handle(line)
+            for line, too_long in read_lines(sys.stdin):
+                response = engine.too_long(line) if too_long else engine.handle(line)
                 if response:
                     sys.stdout.write(response)
                     sys.stdout.flush()
