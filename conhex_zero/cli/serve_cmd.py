@@ -23,7 +23,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Serve one page on localhost that draws the board (ConHex's holes and cells, or "
         "Hex), takes your moves by click, offers the swap when it is legal, and shows the AI's "
         "evaluation and top candidate moves, with undo, hint and new game. Plain HTML and JavaScript "
-        "served by this command; nothing is fetched from the internet.",
+        "served by this command; nothing is fetched from the internet. Other web sites cannot drive "
+        "the game through your browser: the server answers only requests for its own address (see "
+        "--allow-host) and JSON POSTs.",
         epilog="examples:\n  conhex-zero serve mcts-rollout:400 --open\n"
                "  conhex-zero serve checkpoints/hex5-l4h64.pt --game hex-5 --sims 200\n"
                "  conhex-zero serve random --game hex-7 --as second --port 0",
@@ -37,6 +39,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help=f"TCP port (default: {DEFAULT_PORT}; 0 picks a free one)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default: 127.0.0.1, this machine only)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="another name (or NAME:PORT) the page may be reached by, e.g. this machine's DNS "
+                   "name behind --host 0.0.0.0 (repeatable); requests naming other hosts, and requests "
+                   "from other web sites, are refused (403)")
     p.add_argument("--open", action="store_true", help="open the page in the default web browser (without "
                    "one, says so: then open the URL shown yourself)")
     p.add_argument("--sims", type=int, default=None,
@@ -100,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(str(err)) from None
         try:
             try:
-                server = PlayServer(game, args.host, args.port, verbose=args.verbose)
+                server = PlayServer(game, args.host, args.port, verbose=args.verbose, allowed_hosts=args.allow_host)
             except OSError as err:
                 if err.errno == errno.EADDRINUSE:
                     raise CliError(f"port {args.port} on {args.host} is already in use: choose another with "
