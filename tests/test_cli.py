@@ -95,3 +95,69 @@ def test_bench_net_and_search_json(capsys):
 def test_bench_rejects_bad_model_names(capsys):
     code, _, err = run(capsys, "bench", "net", "--model", "huge")
     assert code == 2 and "l<layers>h<hidden>" in err
+
+
+@pytest.mark.parametrize("command", ["", "arena", "play", "serve", "gtp", "replay", "openings", "report", "curve",
+                                     "ladder", "rules"])
+def test_help_texts_are_wrapped_and_show_plain_percent_signs(monkeypatch, capsys, command):
+    monkeypatch.setenv("COLUMNS", "100")
+    with pytest.raises(SystemExit) as stop:
+        main([command, "--help"] if command else ["--help"])
+    out = capsys.readouterr().out
+    assert stop.value.code == 0 and "%%" not in out
+    long = [line for line in out.splitlines() if len(line) > 100]
+    assert long == [], long
+    expected = {"arena": "95% intervals", "openings": "(win %)", "report": "95% intervals", "curve": "95% interval",
+                "gtp": "2.5% chance"}.get(command)
+    if expected:
+        assert expected in " ".join(out.split())
+
+
+def test_gtp_help_gives_the_hexgui_command(monkeypatch, capsys):
+    from conhex_zero.cli.gtp_cmd import HEXGUI_COMMAND
+
+    monkeypatch.setenv("COLUMNS", "100")
+    with pytest.raises(SystemExit):
+        main(["gtp", "--help"])
+    out = capsys.readouterr().out
+    assert f"\n  {HEXGUI_COMMAND}\n" in out and "Program > New Program" in out
+    assert HEXGUI_COMMAND == "conhex-zero gtp /path/to/CKPT --game hex-11:swap --swap-name swap-pieces"
+
+
+def test_replay_text_and_json_agree_on_the_ply(capsys):
+    code, out, _ = run(capsys, "replay", "hex-3", "a1", "c1", "a2")
+    assert code == 0 and out.rstrip().endswith("O to move (left-right) after 3 plies") and "ply 4" not in out
+    code, out, _ = run(capsys, "replay", "hex-3", "a1", "c1", "a2", "--json")
+    assert json.loads(out)["ply"] == 3
+    code, out, _ = run(capsys, "replay", "hex-3", "a1", "--json")
+    assert json.loads(out)["ply"] == 1
+    code, out, _ = run(capsys, "replay", "hex-3", "a1")
+    assert out.rstrip().endswith("O to move (left-right) after 1 ply")
+    code, out, _ = run(capsys, "replay", "hex-3", "a1", "c1", "a2", "c2", "a3")
+    assert out.rstrip().endswith("X wins (top-bottom connected) after 5 plies")
+
+
+def test_review_losses_are_never_negative(capsys):
+    from conhex_zero.records.review import review_game
+
+    moves = ["b2", "c3", "b3", "a4", "c2", "d1"]
+    review = review_game("hex-4", moves, "mcts-rollout:16", seed=0)
+    gains = [m for m in review.moves
+             if (m.value_after - m.value_before) * (1 if m.player == 0 else -1) > 0]
+    assert gains  # moves that turned out better than the search expected: no loss, not a negative one
+    assert all(m.loss == 0.0 for m in gains) and all(m.loss >= 0 for m in review.moves)
+    assert any(m.loss > 0 for m in review.moves)
+    code, out, _ = run(capsys, "replay", "hex-4", *moves, "--analyse", "mcts-rollout:16", "--json")
+    data = json.loads(out)
+    assert code == 0 and all(m["loss"] >= 0 for m in data["moves"])
+    code, out, _ = run(capsys, "replay", "hex-4", *moves, "--analyse", "mcts-rollout:16")
+    assert code == 0 and " -" not in "".join(line[-6:] for line in out.splitlines()[-12:] if line[:4].strip().isdigit())
+
+
+def test_hex_without_swap_does_not_suggest_swap(capsys):
+    code, _, err = run(capsys, "replay", "hex-5", "z9")
+    assert code == 2 and "'z9' is not a move in hex-5 (holes are named like a1 .. e5)" in err and "swap" not in err
+    code, _, err = run(capsys, "replay", "hex-5:swap", "z9")
+    assert code == 2 and "(holes are named like a1 .. e5, or 'swap')" in err
+    code, _, err = run(capsys, "replay", "conhex", "Z9")
+    assert code == 2 and "or 'swap')" in err

@@ -11,9 +11,10 @@ from pathlib import Path
 from conhex_zero import __version__
 from conhex_zero.agents.gtp_player import GTPPlayer
 from conhex_zero.cli.main import main
-from conhex_zero.env.notation import play_moves, render_state
+from conhex_zero.env.notation import play_moves, render_state, summarize
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.play.gtp_engine import GTPEngine
+from conhex_zero.play.session import position_line
 
 CKPT = str(Path(__file__).resolve().parent.parent / "checkpoints" / "hex5-l4h64.pt")
 ENGINE = f"{sys.executable} -m conhex_zero.cli.main gtp"
@@ -46,7 +47,7 @@ def test_a_transcript_line_by_line():
         ("play black a1", "= "),
         ("all_legal_moves", "= b1 a2 c2 a3 b3 c3"),
         ("undo", "= "),
-        ("showboard", "= \n    a b c\n 1  . . O\n  2  . X .\n   3  . . .\n       a b c\nX to move (top-bottom), ply 3"),
+        ("showboard", "= \n    a b c\n 1  . . O\n  2  . X .\n   3  . . .\n       a b c\nX to move (top-bottom) after 2 plies"),
         ("final_score", "? game not over"),
         ("play b b1", "= "),
         ("play w b3", "= "),
@@ -260,7 +261,9 @@ def test_our_client_and_engine_swap_both_ways():
         assert gtp.last_failures == {} and bool(env.legal_mask(state)[0, action])
         engine = gtp.engines[0]
         after = play_moves(env, moves + [action])
-        assert engine.send("showboard") == render_state(env, after, last=action).strip()  # the client strips
+        picture = render_state(env, after, last=action).rsplit("\n", 1)[0]
+        expected = picture + "\n" + position_line(summarize(env, after))  # the ply: moves played, as in JSON
+        assert engine.send("showboard") == expected.strip()  # the client strips
         # And on to the end of the game against our own random choices.
         moves.append(action)
         while not bool(after.done[0]):

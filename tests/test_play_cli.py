@@ -46,8 +46,8 @@ def test_commands_and_messages(monkeypatch, capsys):
     assert code == 0 and err == ""
     assert "swap          take over the first move" in out  # help
     assert "legal moves (9): a1 b1 c1 a2 b2 c2 a3 b3 c3" in out
-    assert "'hlep' is not a move in hex-3 (holes are named like a1 .. c3, or 'swap'). Did you mean 'help'?" in out
-    assert "'d4' is not a move in hex-3 (holes are named like a1 .. c3, or 'swap'); nearby holes: c3." in out
+    assert "'hlep' is not a move in hex-3 (holes are named like a1 .. c3). Did you mean 'help'?" in out
+    assert "'d4' is not a move in hex-3 (holes are named like a1 .. c3); nearby holes: c3." in out
     assert "one move at a time, please (got 'b2 c2')" in out
     assert "illegal move: swap: the swap rule is off in this game" in out
     assert "nothing to undo: you have not moved yet" in out
@@ -109,3 +109,92 @@ def test_as_a_process_with_real_stdin():
     assert proc.returncode == 0 and proc.stderr == ""
     assert "X to move> a1" in proc.stdout  # scripted input is echoed after the prompt
     assert re.search(r"(You win!|random \(O\) wins\.)\nMoves: ", proc.stdout)
+
+
+def test_the_session_reports_each_simulation():
+    from conhex_zero.play.session import PlaySession
+
+    s = PlaySession("hex-3", "mcts-rollout:20", seed=0)
+    calls = []
+    s.on_simulation = lambda k, total: calls.append((k, total))
+    s.hint()
+    assert calls == [(k, 20) for k in range(1, 21)]
+    calls.clear()
+    s.play("b2")
+    s.ai_move(simulations=7)
+    assert calls == [(k, 7) for k in range(1, 8)]
+    assert "run" not in vars(s.player.search)  # the search is left as it was
+    s.on_simulation = None
+    calls.clear()
+    s.hint()
+    assert calls == []
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_thinking_line_shows_progress_and_is_erased():
+    import time
+
+    from conhex_zero.cli.play_cmd import Thinking
+
+    stream = FakeTerminal()
+    with Thinking(stream, "random (O) is thinking", interval=0.01) as line:
+        line.update(5, 10)
+        deadline = time.time() + 10
+        while "5/10 simulations" not in stream.getvalue() and time.time() < deadline:
+            time.sleep(0.01)
+    text = stream.getvalue()
+    assert text.startswith("\r| random (O) is thinking... 0.0 s")
+    assert "5/10 simulations" in text
+    assert text.endswith("\r" + " " * line.width + "\r") and "\n" not in text
+
+
+def test_thinking_is_shown_on_a_terminal_only(monkeypatch, capsys):
+    from conhex_zero.cli.play_cmd import TerminalGame
+    from conhex_zero.play.session import PlaySession
+
+    session = PlaySession("hex-3", "mcts-rollout:30", seed=0)
+    progress = FakeTerminal()
+    out = io.StringIO()
+    TerminalGame(session, 0, io.StringIO("b2\nhint\nquit\n"), out, progress=progress).run()
+    assert "mcts-rollout:30 (O) is thinking..." in progress.getvalue()
+    assert "mcts-rollout:30 is looking for a hint..." in progress.getvalue()
+    assert re.search(r"mcts-rollout:30 \(O\) plays \w+ \(\d+\.\d s\)\.", out.getvalue())
+    assert "\r" not in out.getvalue() and session.on_simulation is None
+    # scripted (not a terminal): nothing on stderr, no times in the output
+    code, out, err = play(monkeypatch, capsys, "b2\nhint\nquit\n", "mcts-rollout:30", "--game", "hex-3")
+    assert code == 0 and err == "" and re.search(r"mcts-rollout:30 \(O\) plays \w+\.\n", out)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_a_terminal_sees_the_ai_thinking():
+    import os
+    import pty
+    import select
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: conhex-zero play on the pseudo-terminal
+        os.execv(sys.executable, [sys.executable, "-m", "conhex_zero.cli.main", "play", "mcts-rollout:300",
+                                  "--game", "hex-4", "--no-color"])
+    seen, deadline = b"", time.time() + 120
+    try:
+        sent = False
+        while time.time() < deadline and b" plays " not in seen:
+            ready, _, _ = select.select([fd], [], [], 1.0)
+            if ready:
+                try:
+                    seen += os.read(fd, 4096)
+                except OSError:
+                    break
+            if not sent and b"X to move> " in seen:
+                os.write(fd, b"b2\n")
+                sent = True
+        assert b"is thinking..." in seen and b" plays " in seen
+    finally:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        os.close(fd)

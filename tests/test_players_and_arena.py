@@ -31,7 +31,7 @@ def test_checkpoint_round_trip(checkpoint, tmp_path):
     with pytest.raises(CheckpointError, match="no checkpoint file"):
         load_checkpoint(tmp_path / "missing.pt")
     (tmp_path / "junk.pt").write_text("not a checkpoint")
-    with pytest.raises(CheckpointError, match="not a readable checkpoint"):
+    with pytest.raises(CheckpointError, match=r"not a conhex-zero checkpoint \(unreadable"):
         load_checkpoint(tmp_path / "junk.pt")
     torch.save({"format": "other"}, tmp_path / "other.pt")
     with pytest.raises(CheckpointError, match="not a conhex-zero checkpoint"):
@@ -51,7 +51,7 @@ def test_every_player_makes_legal_moves(name, checkpoint):
 
 
 @pytest.mark.parametrize("name, message", [("mcts-rollout", "mcts-rollout:K"), ("mcts-rollout:0", "at least 1"),
-                                           ("nothing.pt", "unknown player")])
+                                           ("nothing", "unknown player"), ("nothing.pt", "no checkpoint file at nothing.pt")])
 def test_bad_player_names(name, message):
     with pytest.raises(PlayerSpecError, match=message):
         make_player(name, VecEnv("hex-5"))
@@ -85,7 +85,9 @@ def test_arena_command_json(capsys, checkpoint):
 
 def test_arena_command_errors(capsys):
     assert main(["arena", "random", "nope.pt", "--game", "hex-4"]) == 2
-    assert "unknown player 'nope.pt'" in capsys.readouterr().err
+    assert "no checkpoint file at nope.pt" in capsys.readouterr().err
+    assert main(["arena", "random", "nope", "--game", "hex-4"]) == 2
+    assert "unknown player 'nope'" in capsys.readouterr().err
     assert main(["arena", "random", "random", "--games", "0"]) == 2
 
 
@@ -156,3 +158,47 @@ def test_replay_command_checks_a_record(tmp_path, capsys):
     path.write_text(json.dumps(rec) + "\n")
     assert main(["replay", "--record", str(path), "--index", "0"]) == 2
     assert "the record says" in capsys.readouterr().err
+
+
+class _RecordingBar:
+    """A stand-in for tqdm that records, at every update, the plies counted, the estimated total and
+    how many games had finished."""
+
+    bars: list["_RecordingBar"] = []
+
+    def __init__(self, total=None, desc="", unit="it", disable=False, **kwargs):
+        self.total, self.unit, self.disable, self.n, self.postfix = total, unit, disable, 0, ""
+        self.updates: list[tuple[int, int, str]] = []
+        _RecordingBar.bars.append(self)
+
+    def set_postfix_str(self, text, refresh=True):
+        self.postfix = text
+
+    def update(self, k=1):
+        self.n += k
+        self.updates.append((self.n, self.total, self.postfix))
+
+    def close(self):
+        pass
+
+
+def test_match_progress_counts_plies_with_an_estimated_total(monkeypatch):
+    import conhex_zero.agents.arena as arena
+
+    _RecordingBar.bars = []
+    monkeypatch.setattr(arena, "tqdm", _RecordingBar)
+    env = VecEnv("hex-5")
+    r = play_match(env, make_player("random", env, 0), make_player("mcts-rollout:4", env, 1), 8, seed=0,
+                   progress=True, opening_plies=1)
+    (bar,) = _RecordingBar.bars
+    assert bar.unit == "ply" and not bar.disable
+    # The bar moves while every game is still running: one update per step, before any game ends.
+    before_any_end = [u for u in bar.updates if u[2] == "games 0/8"]
+    assert len(before_any_end) >= 5 and before_any_end[0][0] == 8  # 8 games moved once each
+    counts = [n for n, _, _ in bar.updates]
+    assert counts == sorted(counts) and len(set(counts)) == len(counts)
+    # It ends at the match's real number of plies (without the random openings), all games finished.
+    assert bar.n == sum(r.lengths) - 8 * 1 and bar.total == bar.n and bar.updates[-1][2] == "games 8/8"
+    # Its total is an estimate (games x expected length), refined as games finish.
+    assert all(total >= n for n, total, _ in bar.updates)
+    assert len({total for _, total, _ in bar.updates}) > 2

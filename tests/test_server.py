@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import os
 import signal
 import socket
@@ -118,7 +119,7 @@ def test_bad_requests_answer_json_errors():
         status, r = call(base, "/api/play", raw=b"\xff\xfe")
         assert status == 400 and "not valid JSON" in r["error"]
         status, r = call(base, "/api/play", raw=b"move=b2", ctype="application/x-www-form-urlencoded")
-        assert status == 400 and "Content-Type: application/json" in r["error"]
+        assert status == 403 and "Content-Type: application/json" in r["error"]  # what a form of another site sends
         status, r = call(base, "/api/nothing")
         assert status == 404 and r["error"] == "no such API endpoint: /api/nothing"
         status, r = call(base, "/api/play")
@@ -220,3 +221,263 @@ def test_serve_command_runs_and_stops_on_ctrl_c():
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0 and "stopped" in out and "Traceback" not in err
+
+
+def _serve_once(monkeypatch, capsys, argv):
+    """``conhex-zero serve`` that stops at once (after any browser thread has finished)."""
+    import threading
+
+    def stop(self):
+        for t in threading.enumerate():
+            if t.name == "conhex-zero-open-browser":
+                t.join(10)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(PlayServer, "serve_forever", stop)
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_serve_open_without_a_browser_says_so(monkeypatch, capsys):
+    import webbrowser
+
+    def no_browser(*args):
+        raise webbrowser.Error("could not locate runnable browser")
+
+    monkeypatch.setattr(webbrowser, "get", no_browser)
+    code, out, err = _serve_once(monkeypatch, capsys, ["serve", "random", "--game", "hex-3", "--port", "0", "--open"])
+    url = out.split(" at ")[1].split()[0]
+    assert code == 0 and url.startswith("http://127.0.0.1:")
+    assert err == f"conhex-zero serve: warning: no web browser found on this machine: open {url} in a browser yourself\n"
+
+    class Failing:
+        def open(self, url):
+            return False
+
+    monkeypatch.setattr(webbrowser, "get", lambda *args: Failing())
+    code, out, err = _serve_once(monkeypatch, capsys, ["serve", "random", "--game", "hex-3", "--port", "0", "--open"])
+    url = out.split(" at ")[1].split()[0]
+    assert code == 0 and err == (f"conhex-zero serve: warning: the web browser could not be started: open {url} "
+                                 f"in a browser yourself\n")
+    opened = []
+
+    class Working:
+        def open(self, url):
+            opened.append(url)
+            return True
+
+    monkeypatch.setattr(webbrowser, "get", lambda *args: Working())
+    code, out, err = _serve_once(monkeypatch, capsys, ["serve", "random", "--game", "hex-3", "--port", "0", "--open"])
+    assert code == 0 and err == "" and opened == [out.split(" at ")[1].split()[0]]
+
+
+# ------------------------------------------------------------------------- hardening
+def raw_request(base: str, method: str, path: str, headers: dict[str, str], body: bytes = b"") -> tuple[int, dict]:
+    """A request with exactly these headers (http.client adds Host unless one is given)."""
+    conn = http.client.HTTPConnection(*urlsplit(base).netloc.split(":"), timeout=30)
+    try:
+        conn.putrequest(method, path, skip_host="Host" in headers, skip_accept_encoding=True)
+        for k, v in headers.items():
+            conn.putheader(k, v)
+        conn.putheader("Content-Length", str(len(body)))
+        conn.endheaders(body)
+        res = conn.getresponse()
+        return res.status, json.loads(res.read() or b"{}")
+    finally:
+        conn.close()
+
+
+def test_many_concurrent_connections_all_get_answers():
+    import threading
+
+    # 150 clients connect at once while the server is not yet accepting (as when a burst arrives
+    # faster than it accepts): the listen queue must hold them all, or their connections time out.
+    server = PlayServer(GameServer("random", "hex-3"), "127.0.0.1", 0)
+    host, port = server.server_address[:2]
+    try:  # the system caps every listen queue (Linux: 4096 since 5.4, 128 before)
+        n = min(150, int(open("/proc/sys/net/core/somaxconn").read()))
+    except (OSError, ValueError):
+        n = 150
+    connected = threading.Barrier(n + 1)
+    go = threading.Event()
+    answers: list[int] = []
+
+    def get() -> None:
+        try:
+            sock = socket.create_connection((host, port), timeout=4)
+        except OSError:
+            answers.append(-1)
+            connected.wait(timeout=60)
+            return
+        with sock:
+            connected.wait(timeout=60)
+            go.wait(timeout=60)
+            sock.settimeout(30)
+            sock.sendall(f"GET /favicon.svg HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
+            data = b""
+            while chunk := sock.recv(65536):
+                data += chunk
+            answers.append(int(data.split()[1]) if data.startswith(b"HTTP/1.1 ") else -2)
+
+    threads = [threading.Thread(target=get) for _ in range(n)]
+    try:
+        for t in threads:
+            t.start()
+        connected.wait(timeout=60)
+        start_in_thread(server)
+        go.set()
+        for t in threads:
+            t.join(60)
+    finally:
+        server.shutdown()
+        server.server_close()
+        server.game.close()
+    assert answers.count(200) == n, {a: answers.count(a) for a in set(answers)}
+
+
+def test_other_web_sites_cannot_drive_the_game():
+    with serving("random", "hex-3") as base:
+        netloc = urlsplit(base).netloc
+        port = netloc.split(":")[1]
+        # A form or fetch of another site can send text/plain (or nothing) without asking: refused.
+        for path in ("/api/ai", "/api/undo", "/api/new", "/api/play"):
+            for headers, body in (({"Content-Type": "text/plain"}, b""), ({}, b""),
+                                  ({"Content-Type": "text/plain"}, b'{"move": "b2"}'),
+                                  ({"Content-Type": "application/x-www-form-urlencoded"}, b"move=b2")):
+                status, r = raw_request(base, "POST", path, headers, body)
+                assert status == 403 and "Content-Type: application/json" in r["error"], (path, headers)
+        # JSON from another origin (a page of another site allowed by a lax browser): refused.
+        for origin in ("http://evil.example", f"http://evil.example:{port}", "null", f"https://{netloc}",
+                       f"http://127.0.0.1:{int(port) + 1}"):
+            status, r = raw_request(base, "POST", "/api/play", {"Content-Type": "application/json", "Origin": origin},
+                                    b'{"move": "b2"}')
+            assert status == 403 and "another web site" in r["error"], origin
+        # DNS rebinding: another name for this machine in the Host header, also for reads.
+        for host in (f"evil.example:{port}", "evil.example", f"127.0.0.1:{int(port) + 1}", f"localhost.evil:{port}"):
+            status, r = raw_request(base, "GET", "/api/state", {"Host": host})
+            assert status == 403 and "does not answer for the host" in r["error"], host
+            status, _ = raw_request(base, "GET", "/", {"Host": host})
+            assert status == 403
+        assert call(base, "/api/state")[1]["ply"] == 0  # nothing was played
+        # The page's own requests work, by any loopback name.
+        for host in (netloc, f"localhost:{port}", f"[::1]:{port}"):
+            status, r = raw_request(base, "POST", "/api/play", {"Host": host, "Origin": f"http://{host}",
+                                                                "Content-Type": "application/json"}, b'{"move": "b2"}')
+            assert status == 200, host
+            status, r = raw_request(base, "POST", "/api/ai", {"Host": host, "Content-Type": "application/json"}, b"")
+            assert status == 200
+            status, r = raw_request(base, "POST", "/api/undo", {"Host": host, "Content-Type": "application/json; "
+                                                                "charset=utf-8"}, b"{}")
+            assert status == 200 and r["state"]["ply"] == 0
+
+
+def test_allowed_host_names():
+    from conhex_zero.play.server import _split_host
+
+    assert _split_host("a:1") == ("a", 1) and _split_host("a") == ("a", 80) and _split_host("[::1]:5") == ("::1", 5)
+    assert _split_host("a:x") == (None, None) and _split_host(":5") == (None, None) and _split_host("[::1") == (None, None)
+    game = GameServer("random", "hex-3")
+    try:
+        server = PlayServer(game, "127.0.0.1", 0, allowed_hosts=["play.example", "other.example:9"])
+        port = server.server_address[1]
+        try:
+            assert server.host_allowed(f"play.example:{port}") and server.host_allowed("other.example:9")
+            assert not server.host_allowed("play.example:9") and not server.host_allowed(f"10.0.0.1:{port}")
+            assert server.origin_allowed(f"http://play.example:{port}")
+            assert not server.origin_allowed(f"http://play.example:{port}/x")
+        finally:
+            server.server_close()
+        server = PlayServer(game, "0.0.0.0", 0)  # every interface: any IP address, this machine's names
+        port = server.server_address[1]
+        try:
+            assert server.host_allowed(f"10.1.2.3:{port}") and server.host_allowed(f"[fe80::1]:{port}")
+            assert server.host_allowed(f"localhost:{port}") and server.host_allowed(f"{socket.gethostname()}:{port}")
+            assert not server.host_allowed(f"evil.example:{port}") and not server.host_allowed(f"10.1.2.3:{port + 1}")
+        finally:
+            server.server_close()
+    finally:
+        game.close()
+
+
+def test_the_page_posts_json():
+    from importlib import resources
+
+    js = resources.files("conhex_zero.play").joinpath("static", "app.js").read_text()
+    posts = re.findall(r'api\("POST", "([^"]+)"(, [^)]*)?\)', js)
+    assert {p for p, _ in posts} == {"/api/play", "/api/ai", "/api/undo", "/api/new"}
+    assert 'opts.headers["Content-Type"] = "application/json"' in js
+    assert 'if (method === "POST" && body === undefined) body = {};' in js
+
+
+@contextmanager
+def serving_with(game_server: GameServer, **kwargs):
+    server = PlayServer(game_server, "127.0.0.1", 0, **kwargs)
+    start_in_thread(server)
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        game_server.close()
+
+
+def test_slow_clients_lose_their_connection(capsys):
+    import time
+
+    with serving_with(GameServer("random", "hex-3"), client_timeout=0.5) as server:
+        host, port = server.server_address[:2]
+        with socket.create_connection((host, port), timeout=30) as slow:
+            slow.sendall(b"GET /api/sta")  # and then nothing
+            start = time.time()
+            assert slow.recv(100) == b"" and time.time() - start < 20  # closed by the server
+        with socket.create_connection((host, port), timeout=30) as idle:
+            idle.sendall(f"GET /api/state HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+            data, start = b"", time.time()
+            while chunk := idle.recv(65536):  # the answer, then the kept-alive connection times out
+                data += chunk
+            assert data.startswith(b"HTTP/1.1 200") and time.time() - start < 20
+        assert call(f"http://{host}:{port}", "/api/state")[0] == 200  # the server still answers
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_clients_that_hang_up_early_are_dropped_quietly(capsys):
+    import struct
+    import time
+
+    class SlowGame(GameServer):
+        def get_state(self):
+            time.sleep(0.5)  # the client has gone by the time the answer is written
+            return super().get_state()
+
+    with serving_with(SlowGame("random", "hex-3")) as server:
+        host, port = server.server_address[:2]
+        for request in (f"GET /api/state HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode(),  # gone before the answer
+                        b"GET /api/state HTTP/1.1\r\nHo"):  # gone in the middle of the request
+            sock = socket.create_connection((host, port), timeout=30)
+            sock.sendall(request)
+            time.sleep(0.1)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # reset, not a goodbye
+            sock.close()
+        time.sleep(1.5)
+        assert call(f"http://{host}:{port}", "/api/state")[0] == 200
+        try:
+            raise BrokenPipeError(32, "Broken pipe")
+        except BrokenPipeError:
+            server.handle_error(None, ("127.0.0.1", 1))
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "Error" not in err, err
+
+
+def test_echoed_input_is_shortened():
+    with serving("random", "hex-3") as base:
+        long = "x" * 60000
+        for path, body in (("/api/play", {"move": long}), ("/api/new", {"game": long}), ("/api/new", {"as": long}),
+                           ("/api/new", {"game": "hex-3:" + long})):
+            status, r = call(base, path, body)
+            assert status == 400 and len(r["error"]) < 200 and "..." in r["error"], (path, r["error"][:300])
+        assert call(base, "/api/play", {"move": "x" * 41})[1]["error"].startswith("'" + "x" * 37 + "...'")
+        status, r = call(base, "/api/" + "y" * 5000)
+        assert status == 404 and len(r["error"]) < 100
+        status, r = call(base, "/api/play", {"move": "d4"})
+        assert status == 400 and "'d4' is not a move in hex-3" in r["error"]  # short names stay whole

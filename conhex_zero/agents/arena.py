@@ -28,6 +28,10 @@ from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.ladder.ratings import score_to_elo, wilson
 from conhex_zero.search import rng
 
+EXPECTED_LENGTH = 0.6
+"""Before any game of a match has ended, the progress bar expects each to last this fraction of the
+board's holes (plies after the opening); finished games then give the estimate."""
+
 
 @dataclass
 class GameRecord:
@@ -153,9 +157,15 @@ def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: 
     results = [""] * games
     p1_first = torch.arange(games, device=dev) % 2 == 0  # [G]
     players = (player1, player2)
-    bar = tqdm(total=games, desc=f"{player1.name} vs {player2.name}", unit="game", disable=not progress,
-               leave=False)
+    # The bar counts plies (moves by the players), so it moves during a long match, when games
+    # still all run; its total is an estimate of the match's plies (games x expected length),
+    # refined as games finish, so tqdm's time left is an estimate too.
+    guess = max(1, round(EXPECTED_LENGTH * env.num_holes))  # plies per game after the opening, before any ended
+    bar = tqdm(total=games * guess, desc=f"{player1.name} vs {player2.name}", unit="ply", disable=not progress,
+               leave=False, dynamic_ncols=True)
+    bar.set_postfix_str(f"games 0/{games}", refresh=False)
     finished = 0
+    played = 0  # plies played by the players (all games)
     while True:
         live = ~state.done
         if not bool(live.any()):
@@ -178,9 +188,19 @@ def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: 
         for g, a in zip(playing.tolist(), actions[playing].tolist()):
             history[g].append(a)
         state = env.step(state, actions.clamp(min=0))
+        moved = int(playing.numel())
+        played += moved
         done_now = int(state.done.sum())
-        bar.update(done_now - finished)
-        finished = done_now
+        if done_now != finished:  # re-estimate: unfinished games last as long as finished ones did, on average
+            finished = done_now
+            lengths = [len(h) - opening for h, d in zip(history, state.done.tolist()) if d]
+            mean = sum(lengths) / len(lengths)
+            left = sum(max(mean - (len(h) - opening), 1.0) for h, d in zip(history, state.done.tolist()) if not d)
+            bar.total = max(played, round(played + left))
+            bar.set_postfix_str(f"games {finished}/{games}", refresh=False)
+        bar.total = max(bar.total, played + games - finished)  # every running game has a ply to go
+        bar.update(moved)
+    bar.total = bar.n  # exact at the end
     bar.close()
     winner_is_p1 = (state.winner == 0) == p1_first
     wins = [int(winner_is_p1.sum()), int((~winner_is_p1).sum())]

@@ -137,6 +137,8 @@ def make_player(spec: str, env: VecEnv, seed: int = 0, simulations: int | None =
     m = re.fullmatch(r"(.+):sims=(\d+)", text)
     path, sims = (m.group(1), int(m.group(2))) if m else (text, simulations or DEFAULT_SIMS)
     if not Path(path).exists():
+        if m or path.endswith(".pt") or "/" in path or "\\" in path:  # meant as a checkpoint file
+            raise PlayerSpecError(f"no checkpoint file at {path}")
         raise PlayerSpecError(f"unknown player {spec!r}: expected random, mcts-rollout:K, policy:CKPT, "
                               f"gtp:COMMAND, or the path of a checkpoint (optionally CKPT:sims=N)")
     return network_player(env, path, sims, seed)

@@ -7,7 +7,7 @@ import re
 import time
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, print_json, resolve_device
+from conhex_zero.cli.common import CliError, HelpFormatter, game_for_players, print_json, resolve_device
 
 PLAYERS_HELP = ("a player: random, mcts-rollout:K (random-rollout MCTS, K simulations), policy:CKPT "
                 "(a checkpoint's raw policy), CKPT or CKPT:sims=N (checkpoint + search), or "
@@ -19,16 +19,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "arena", help="play a match between two players",
         description="Play many games at once between two players, in pairs that share a random opening "
         "with colours exchanged, so each player moves first in half of them. Prints wins by colour, the "
-        "score and the Elo difference with 95%% intervals, and writes every game record (JSON lines; "
-        "replay one with: conhex-zero replay --record FILE --index I).",
+        "score and the Elo difference with 95% intervals, and writes every game record (JSON lines; "
+        "replay one with: conhex-zero replay --record FILE --index I). The progress bar counts plies "
+        "(moves, all games together) against an estimate of the match's plies, refined as games end, "
+        "with the games finished and the time left.\n"
+        "The game is --game, else the one the first checkpoint among the players was trained on, else "
+        "conhex; two checkpoints trained on different games need --game, and a model playing a game it "
+        "was not trained on is warned about.",
         epilog="examples:\n  conhex-zero arena random mcts-rollout:64 --game hex-5 --games 100\n"
                "  conhex-zero arena runs/r/best.pt mcts-rollout:200 --game hex-5 --until-decided --games 400\n"
                "  conhex-zero arena runs/r/best.pt gtp:\"mohex --use-book false\" --game hex-11 --games 20",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=HelpFormatter)
     p.add_argument("player1", metavar="P1", help=PLAYERS_HELP)
     p.add_argument("player2", metavar="P2", help="the other player, same forms")
-    p.add_argument("--game", default="conhex", help="game spec (default: conhex); add random=K "
-                   "for K random opening pieces per player")
+    p.add_argument("--game", default=None, help="game spec (default: the game the first checkpoint among "
+                   "the players was trained on, else conhex; two checkpoints trained on different games "
+                   "need --game); add random=K for K random opening pieces per player")
     p.add_argument("--games", type=int, default=100,
                    help="games in the match, or the most games with --until-decided (default: 100)")
     p.add_argument("--sims", type=int, default=None,
@@ -74,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--sims must be at least 1")
     if args.gtp_timeout <= 0:
         raise CliError("--gtp-timeout must be positive")
-    env = VecEnv(args.game, resolve_device(args.device))
+    env = VecEnv(game_for_players("arena", args.game, [args.player1, args.player2]), resolve_device(args.device))
     players = []
     try:
         for k, spec in enumerate((args.player1, args.player2)):

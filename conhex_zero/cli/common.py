@@ -2,16 +2,48 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 
 
 class CliError(Exception):
     """A user error the command reports in one line (exit code 2)."""
+
+
+HELP_WIDTH = 100
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs as written, but with their paragraphs wrapped: consecutive lines
+    that start without a space are one paragraph, filled to the terminal (at most ``HELP_WIDTH``
+    columns); indented lines (examples, tables) and blank lines are kept as they are. Descriptions
+    and epilogs are not %-formatted by argparse: write '95%' there ('95%%' only in help= strings)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        width = max(40, min(width, HELP_WIDTH))
+        out: list[str] = []
+        paragraph: list[str] = []
+
+        def flush() -> None:
+            if paragraph:
+                out.extend(textwrap.wrap(" ".join(paragraph), width, initial_indent=indent,
+                                         subsequent_indent=indent, break_on_hyphens=False))
+                paragraph.clear()
+
+        for line in text.splitlines():
+            if line.strip() and not line[0].isspace():
+                paragraph.append(line.strip())
+                continue
+            flush()
+            out.append(indent + line.rstrip() if line.strip() else "")
+        flush()
+        return "\n".join(out)
 
 
 def resolve_device(name: str) -> torch.device:
@@ -25,6 +57,28 @@ def resolve_device(name: str) -> torch.device:
     if device.type not in ("cpu", "cuda"):
         raise CliError(f"unsupported device {name!r}: use cpu or cuda")
     return device
+
+
+def warn(command: str, message: str) -> None:
+    """One warning line on standard error."""
+    print(f"conhex-zero {command}: warning: {message}", file=sys.stderr, flush=True)
+
+
+def game_for_players(command: str, game: str | None, players: Sequence[str]) -> str:
+    """The game a command plays: ``--game`` when given, else the game the first checkpoint among
+    the players was trained on, else conhex; warns (one line each) when a model plays a game it was
+    not trained on, and stops when two checkpoints disagree and ``--game`` is not given (see
+    ``play.checkpoints``). A player spec that looks like a path to a missing file is reported so."""
+    from conhex_zero.nn.checkpoint import CheckpointError
+    from conhex_zero.play.checkpoints import GameChoiceError, choose_game
+
+    try:
+        spec, warnings = choose_game(game, players)
+    except (CheckpointError, GameChoiceError) as err:
+        raise CliError(str(err)) from None
+    for message in warnings:
+        warn(command, message)
+    return spec
 
 
 def print_json(data: Any) -> None:
@@ -55,5 +109,12 @@ def load_record(path: str, index: int):
     return record
 
 
+def is_terminal(stream: Any) -> bool:
+    try:
+        return hasattr(stream, "isatty") and stream.isatty()
+    except ValueError:  # a closed stream
+        return False
+
+
 def use_color(stream: Any = sys.stdout) -> bool:
-    return hasattr(stream, "isatty") and stream.isatty()
+    return is_terminal(stream)

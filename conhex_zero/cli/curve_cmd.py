@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError
+from conhex_zero.cli.common import CliError, HelpFormatter
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("curve", help="plot a training run's evaluation win rates (SVG)",
                        description="Read RUN_DIR/metrics.jsonl and draw the win rate against each evaluation "
-                       "opponent (95%% interval shaded) versus wall-clock minutes or iterations.")
+                       "opponent (95% interval shaded) versus wall-clock minutes or iterations.",
+                       formatter_class=HelpFormatter)
     p.add_argument("run_dir", metavar="RUN_DIR")
     p.add_argument("--out", help="SVG file (default: RUN_DIR/curve.svg)")
     p.add_argument("--x", choices=["minutes", "iteration"], default="minutes", help="horizontal axis")

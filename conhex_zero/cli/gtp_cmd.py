@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from conhex_zero.cli.common import CliError, resolve_device
+from conhex_zero.cli.common import CliError, HelpFormatter, game_for_players, resolve_device, warn
 from conhex_zero.cli.play_cmd import PLAYER_HELP, single_threaded
+
+
+HEXGUI_COMMAND = "conhex-zero gtp /path/to/CKPT --game hex-11:swap --swap-name swap-pieces"
+"""The command line to give HexGui (Program > New Program), as in README.md."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -16,14 +20,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "set): boardsize N (Hex N x N) or boardsize conhex, clear_board, play b|w MOVE, genmove b|w, "
         "undo, showboard, final_score, all_legal_moves, time_settings, time_left, and the analysis "
         "command conhex-analyze N (one line per move: MOVE visits V winrate W prior P pv M1 M2 ...). "
-        "Black (b) is the first player, connecting top and bottom. See conhex_zero/play/gtp_engine.py.",
+        "Black (b) is the first player, connecting top and bottom. See conhex_zero/play/gtp_engine.py. "
+        "The game is --game, else the one the checkpoint was trained on, else conhex; a model told to play "
+        "another game (also by boardsize) is warned about on stderr. Input lines longer than 64 KiB are "
+        "answered with an error.",
         epilog="examples:\n  conhex-zero gtp checkpoints/hex5-l4h64.pt --game hex-5 --sims 200\n"
-               "  conhex-zero arena mcts-rollout:200 \"gtp:conhex-zero gtp random --game hex-5\" --game hex-5\n"
-               "HexGui: Program > New Program, command line: conhex-zero gtp CKPT --game hex-11 --swap-name swap-pieces",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+               "  conhex-zero arena mcts-rollout:200 \"gtp:conhex-zero gtp random --game hex-5\" --game hex-5\n\n"
+               "HexGui: Program > New Program, with this command (the full path of the checkpoint; "
+               "hex-11:swap because HexGui offers the swap, which it names swap-pieces; boardsize from "
+               "HexGui keeps these rules on other board sizes):\n"
+               f"  {HEXGUI_COMMAND}",
+        formatter_class=HelpFormatter)
     p.add_argument("player", metavar="PLAYER", help=PLAYER_HELP)
-    p.add_argument("--game", default="conhex",
-                   help="game spec (default: conhex); boardsize N switches to Hex N x N keeping its options")
+    p.add_argument("--game", default=None,
+                   help="game spec (default: the game the checkpoint was trained on, else conhex); "
+                   "boardsize N switches to Hex N x N keeping its options")
     p.add_argument("--sims", type=int, default=None, help="simulations per move of a checkpoint player "
                    "without :sims=N (default: 64)")
     p.add_argument("--temperature", type=float, default=0.0,
@@ -40,36 +51,28 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def _lines(stream):
-    """Input lines as text, whatever the bytes (undecodable bytes become U+FFFD)."""
-    raw = getattr(stream, "buffer", None)
-    while True:
-        line = raw.readline() if raw is not None else stream.readline()
-        if not line:
-            return
-        yield line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
-
-
 def run(args: argparse.Namespace) -> int:
     from conhex_zero.agents.players import PlayerSpecError
     from conhex_zero.nn.checkpoint import CheckpointError
-    from conhex_zero.play.gtp_engine import GTPEngine
+    from conhex_zero.play.gtp_engine import GTPEngine, read_lines
     from conhex_zero.play.session import PlayError
 
     if args.sims is not None and args.sims < 1:
         raise CliError("--sims must be at least 1")
     if args.resign is not None and not 0 <= args.resign <= 1:
         raise CliError("--resign takes a value between 0 and 1")
+    spec = game_for_players("gtp", args.game, [args.player])
     with single_threaded(args.threads):
         try:
-            engine = GTPEngine(args.player, args.game, simulations=args.sims, seed=args.seed,
+            engine = GTPEngine(args.player, spec, simulations=args.sims, seed=args.seed,
                                temperature=args.temperature, resign_threshold=args.resign,
-                               swap_name=args.swap_name, device=str(resolve_device(args.device)))
+                               swap_name=args.swap_name, device=str(resolve_device(args.device)),
+                               warn=lambda message: warn("gtp", message))
         except (PlayerSpecError, CheckpointError, PlayError) as err:
             raise CliError(str(err)) from None
         try:
-            for line in _lines(sys.stdin):
-                response = engine.handle(line)
+            for line, too_long in read_lines(sys.stdin):
+                response = engine.too_long(line) if too_long else engine.handle(line)
                 if response:
                     sys.stdout.write(response)
                     sys.stdout.flush()

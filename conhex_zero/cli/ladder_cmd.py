@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, print_json
+from conhex_zero.cli.common import CliError, HelpFormatter, print_json
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -13,7 +13,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        description="Maximum-likelihood Bradley-Terry ratings (Elo scale) over all results in "
                        "DIR/ladder.jsonl (a training run directory, or any directory that arena --ladder "
                        "wrote to), anchored to a fixed reference, with standard errors and a first-move "
-                       "advantage term. Prints a table and draws the ladder as a PNG.")
+                       "advantage term. Prints a table and draws the ladder as a PNG.",
+                       formatter_class=HelpFormatter)
     p.add_argument("dir", metavar="DIR")
     p.add_argument("--anchor", help="player fixed at 0 Elo (default: random, else the first reference)")
     p.add_argument("--png", help="picture of the ladder (default: DIR/ladder.png)")

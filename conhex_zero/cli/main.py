@@ -13,7 +13,7 @@ from typing import Sequence
 from conhex_zero import __version__
 from conhex_zero.cli import (arena_cmd, bench_cmd, curve_cmd, gtp_cmd, ladder_cmd, openings_cmd, play_cmd, replay_cmd,
                              report_cmd, rules_cmd, serve_cmd, train_cmd)
-from conhex_zero.cli.common import CliError
+from conhex_zero.cli.common import CliError, HelpFormatter
 from conhex_zero.env.allocator import keep_freed_memory
 from conhex_zero.env.notation import IllegalMoveError
 from conhex_zero.games.game import GameSpecError, MoveError
@@ -32,7 +32,7 @@ Games are named by spec strings: 'conhex' (pie rule on, as published), 'hex-11',
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="conhex-zero", description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"conhex-zero {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS:
@@ -50,13 +50,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run_command(name: str, fn, args: argparse.Namespace) -> int:
-    """Run a command; expected errors become one line on stderr and exit code 2."""
+    """Run a command; expected errors become one line on stderr and exit code 2: bad options, game
+    specs and moves, and files that are not what they should be (checkpoints, records, JSON lines)."""
+    from conhex_zero.agents.players import PlayerSpecError
+    from conhex_zero.jsonl import JsonlError
+    from conhex_zero.nn.checkpoint import CheckpointError
+    from conhex_zero.records.model import RecordError
     from conhex_zero.train.config import ConfigError
 
     keep_freed_memory()
     try:
         return int(fn(args) or 0)
-    except (CliError, GameSpecError, MoveError, IllegalMoveError, ConfigError) as err:
+    except (CliError, GameSpecError, MoveError, IllegalMoveError, ConfigError, CheckpointError, PlayerSpecError,
+            RecordError, JsonlError) as err:
         print(f"conhex-zero {name}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, load_record, output_json, resolve_device
+from conhex_zero.cli.common import (CliError, HelpFormatter, game_for_players, load_record, output_json,
+                                     resolve_device, warn)
 
 DEFAULT_SIMS = 200
 
@@ -17,8 +18,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "openings", help="analyse every first move: strength, swap map, fairest openings, heatmap",
         description="Search every legal first move deeply (all at once, as one batch) and report, per "
         "opening: the network's prior, the first player's chance of winning when the second player does "
-        "not swap (win %%), its spread over repeated searches and symmetric openings, and whether the "
-        "second player should swap under the pie rule (yes when the opener's win %% is above 50). "
+        "not swap (win %), its spread over repeated searches and symmetric openings, and whether the "
+        "second player should swap under the pie rule (yes when the opener's win % is above 50). "
         "Symmetric openings are grouped; the table is sorted by strength. On Hex boards up to 4x4 an "
         "exact solver adds the truth. With --after, the "
         "moves of any later position are analysed instead.",
@@ -26,7 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                "  conhex-zero openings runs/r/best.pt --game conhex --sims 400 --json openings.json\n"
                "  conhex-zero openings checkpoints/hex5-l4h64.pt --after c3 swap  (the replies)\n"
                "  conhex-zero openings runs/r/best.pt --record game.sgf  (a real game, move by move)",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=HelpFormatter)
     p.add_argument("checkpoint", metavar="CKPT", help="a checkpoint (.pt) file")
     p.add_argument("--game", help="game spec (default: the checkpoint's game)")
     p.add_argument("--sims", type=int, default=DEFAULT_SIMS,
@@ -99,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads)
     if args.record:
         return review_record(args)
-    env = VecEnv(args.game or ckpt.game, device)
+    env = VecEnv(game_for_players("openings", args.game, [args.checkpoint]), device)
     game = env.game
     if game.random_pieces:
         raise CliError(f"{game.spec}: openings with random opening pieces differ from game to game; "
@@ -136,12 +137,16 @@ def run(args: argparse.Namespace) -> int:
 def review_record(args: argparse.Namespace) -> int:
     """``--record``: the checkpoint reviews a recorded game, every position searched in one batch."""
     from conhex_zero.env.vec_env import VecEnv
+    from conhex_zero.play.checkpoints import game_warning
     from conhex_zero.records.review import format_review, review_game
 
     if args.after:
         raise CliError("give either --after MOVES or --record FILE, not both")
     record = load_record(args.record, args.index)
     env = VecEnv(args.game or record.game, resolve_device(args.device))
+    message = game_warning(args.checkpoint, env.game)
+    if message:
+        warn("openings", message)
     review = review_game(env.game, record.moves, f"{args.checkpoint}:sims={args.sims}", seed=args.seed,
                          progress=not args.quiet, notation=record.notation, env=env)
     print(f"game {record.index} of {args.record}: {record.player_label(0)} vs {record.player_label(1)}: "

@@ -10,9 +10,12 @@ import argparse
 import contextlib
 import difflib
 import sys
+import threading
+import time
 from typing import Iterator, TextIO
 
-from conhex_zero.cli.common import CliError, resolve_device, use_color
+from conhex_zero.cli.common import (CliError, HelpFormatter, game_for_players, is_terminal, resolve_device,
+                                     use_color)
 
 PLAYER_HELP = ("the AI: random, mcts-rollout:K (random-rollout MCTS, K simulations), policy:CKPT (a "
                "checkpoint's raw policy), CKPT or CKPT:sims=N (checkpoint + search), or gtp:\"COMMAND\"")
@@ -36,13 +39,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Play against the AI in the terminal: type moves by name (F6, c3, swap) or undo, "
         "hint, moves, resign, quit, help. After each AI move its evaluation (value for its side, in "
         "[-1, 1], and as a chance to win) and top candidate moves are shown. Lower the strength with "
-        "fewer simulations, a temperature, or an older checkpoint.",
+        "fewer simulations, a temperature, or an older checkpoint. On a terminal, a line shows that the AI "
+        "is thinking (seconds, simulations done); scripted games (input not a terminal) print only the "
+        "game. The game is --game, else the one the checkpoint was trained on, else conhex.",
         epilog="examples:\n  conhex-zero play checkpoints/hex5-l4h64.pt --game hex-5\n"
                "  conhex-zero play mcts-rollout:400\n"
                "  conhex-zero play checkpoints/hex5-l4h64.pt --game hex-5 --as second --sims 16 --temperature 1",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=HelpFormatter)
     p.add_argument("player", metavar="PLAYER", help=PLAYER_HELP)
-    p.add_argument("--game", default="conhex", help="game spec (default: conhex)")
+    p.add_argument("--game", default=None, help="game spec (default: the game the checkpoint was trained on, "
+                   "else conhex; a warning is shown when a model plays a game it was not trained on)")
     p.add_argument("--as", dest="side", choices=("first", "second"), default="first",
                    help="your side: first (X, top-bottom; default) or second (O, left-right)")
     p.add_argument("--sims", type=int, default=None,
@@ -88,14 +94,66 @@ def format_analysis(analysis, who: str, top: int) -> list[str]:
     return lines
 
 
-class TerminalGame:
-    """The conversation: a session, the person's side, input and output streams."""
+class Thinking:
+    """A one-line sign of life on a terminal while the AI thinks: a spinner, the seconds spent and,
+    for a search, the simulations done (``update``, from the session's ``on_simulation``). Redrawn
+    by a thread every ``interval`` seconds, erased at the end: nothing stays in the output."""
 
-    def __init__(self, session, human: int, inp: TextIO, out: TextIO, color: bool = False, top: int = 5):
+    SPINNER = "|/-\\"
+
+    def __init__(self, stream: TextIO, what: str, interval: float = 0.1):
+        self.stream, self.what, self.interval = stream, what, interval
+        self.done = self.total = 0
+        self.start = time.perf_counter()
+        self.width = 0
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def update(self, done: int, total: int) -> None:
+        self.done, self.total = done, total
+
+    @property
+    def seconds(self) -> float:
+        return time.perf_counter() - self.start
+
+    def _draw(self, tick: int) -> None:
+        progress = f", {self.done}/{self.total} simulations" if self.total else ""
+        line = f"{self.SPINNER[tick % 4]} {self.what}... {self.seconds:.1f} s{progress}"
+        with self._lock:
+            self.stream.write("\r" + line.ljust(self.width))
+            self.stream.flush()
+            self.width = max(self.width, len(line))
+
+    def _loop(self) -> None:
+        tick = 1
+        while not self._stop.wait(self.interval):
+            self._draw(tick)
+            tick += 1
+
+    def __enter__(self) -> "Thinking":
+        self._draw(0)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        with self._lock:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
+
+
+class TerminalGame:
+    """The conversation: a session, the person's side, input and output streams. With ``progress``
+    (a terminal's stream), a ``Thinking`` line shows there while the AI searches."""
+
+    def __init__(self, session, human: int, inp: TextIO, out: TextIO, color: bool = False, top: int = 5,
+                 progress: TextIO | None = None):
         from conhex_zero.games.render import PLAYER_NAMES
 
         self.s, self.human, self.inp, self.out = session, human, inp, out
-        self.color, self.top = color, top
+        self.color, self.top, self.progress = color, top, progress
         self.ai = f"{session.player_name} ({PLAYER_NAMES[1 - human]})"
         self.example = session.game.board.hole_names[len(session.game.board.hole_names) // 2]
 
@@ -143,9 +201,24 @@ class TerminalGame:
             if done is not None:
                 return done
 
+    @contextlib.contextmanager
+    def thinking(self, what: str) -> Iterator[Thinking | None]:
+        """Show that the AI is thinking (only with a ``progress`` stream)."""
+        if self.progress is None:
+            yield None
+            return
+        with Thinking(self.progress, what) as line:
+            self.s.on_simulation = line.update
+            try:
+                yield line
+            finally:
+                self.s.on_simulation = None
+
     def ai_turn(self) -> None:
-        move = self.s.ai_move(top=self.top)
-        self.say("", f"{self.ai} plays {move.move}.")
+        with self.thinking(f"{self.ai} is thinking") as line:
+            move = self.s.ai_move(top=self.top)
+        took = f" ({line.seconds:.1f} s)" if line is not None else ""
+        self.say("", f"{self.ai} plays {move.move}{took}.")
         self.say(*format_analysis(move.analysis, self.ai, self.top))
         self.show()
 
@@ -178,7 +251,8 @@ class TerminalGame:
             return 0
         elif word == "hint":
             try:
-                hint = s.hint(top=self.top)
+                with self.thinking(f"{self.ai.split(' (')[0]} is looking for a hint"):
+                    hint = s.hint(top=self.top)
             except PlayError as err:
                 self.say(f"no hint: {err}")
                 return None
@@ -230,14 +304,17 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--temperature must be 0 or positive")
     if args.top < 0:
         raise CliError("--top must be 0 or more")
+    game_spec = game_for_players("play", args.game, [args.player])
     with single_threaded(args.threads):
         try:
-            session = PlaySession(args.game, args.player, seed=args.seed, simulations=args.sims,
+            session = PlaySession(game_spec, args.player, seed=args.seed, simulations=args.sims,
                                   temperature=args.temperature, device=resolve_device(args.device))
         except (PlayerSpecError, CheckpointError, PlayError) as err:
             raise CliError(str(err)) from None
+        interactive = is_terminal(sys.stdin) and is_terminal(sys.stderr)  # both terminals: no script reads stderr
         game = TerminalGame(session, 0 if args.side == "first" else 1, sys.stdin, sys.stdout,
-                            color=use_color(sys.stdout) and not args.no_color, top=args.top)
+                            color=use_color(sys.stdout) and not args.no_color, top=args.top,
+                            progress=sys.stderr if interactive else None)
         try:
             return game.run()
         except KeyboardInterrupt:

@@ -11,16 +11,17 @@ import argparse
 import sys
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, load_record, print_json, resolve_device, use_color
+from conhex_zero.cli.common import CliError, HelpFormatter, load_record, print_json, resolve_device, use_color
 from conhex_zero.env.notation import play_moves, render_state, split_moves, summarize
 from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.play.session import position_line
 
 EPILOG = """\
 examples:
   conhex-zero replay conhex F6 swap E6 G7
   conhex-zero replay --record runs/arena/a-vs-b.jsonl --index 3
   conhex-zero replay --record game2203451.sgf --analyse mcts-rollout:200
-  conhex-zero replay --record games.hsgf --index 2 --analyse checkpoints/hex5-l4h64.pt --sims 64 --json
+  conhex-zero replay --record games.hsgf --index 2 --analyse checkpoints/hex5-l4h64.pt --json
   conhex-zero replay --record runs/arena/a-vs-b.jsonl --index 3 --to-sgf game3.sgf
 
 record files: arena records (JSON lines, --index is the record's index) or SGF, several games per
@@ -31,11 +32,16 @@ ends on a running position.
 
 --analyse PLAYER searches every position of the game in one batch and prints, for each move, X's
 win chance (X moves first) before and after it, the move the AI preferred, and the mover's loss
-(win percent given away); then the biggest mistakes. With --json it prints
+(win percent given away, never negative: 0 when the move lost nothing); then the biggest mistakes.
+With --json it prints
   {"game", "player", "simulations", "seed", "start_value", "winner", "record",
    "moves": [{"ply", "move", "notation", "player", "value_before", "value_after", "best_move",
               "loss"}], "mistakes": [the same objects, biggest loss first]}
 (values in percent for X, player 0 = X; "move" is our hole name, "notation" the record's own).
+
+plies: a position's ply is the number of moves played to reach it (the swap and random opening
+pieces count as moves): the text's "after N plies" and the JSON's "ply" are the same number. A
+move's "ply" in a review is its number, 1 for the first move: the position after it has that ply.
 """
 
 
@@ -46,7 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "names (F6, c3; any case) or 'swap', separated by spaces or commas. An illegal or malformed "
         "move is reported with its number and the reason (exit code 2). With --record, replay game "
         "INDEX of a record file and check that it ends as recorded.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG, formatter_class=HelpFormatter)
     p.add_argument("game", nargs="?", help="game spec, e.g. conhex or hex-11:swap")
     p.add_argument("moves", nargs="*", help="moves, e.g. F6 swap E5")
     p.add_argument("--record", metavar="FILE",
@@ -75,7 +81,7 @@ def _arena_note(record) -> str:
     raw = record.properties
     head = f"game {raw.get('index', record.index)}: {raw['first']} (X) vs {raw['second']} (O)"
     if raw["result"] == "connection":
-        return f"{head}: {raw['winner_name']} won, as recorded"
+        return f"{head}: {raw.get('winner_name') or record.winner_name} won, as recorded"
     return f"{head}: {raw['result']}"
 
 
@@ -122,8 +128,10 @@ def run(args: argparse.Namespace) -> int:
         print_json(out)
         return 0
     last = env.game.parse_move(moves[-1]) if moves else None
-    print(render_state(env, state, cell_ids=args.ids, color=use_color(),
-                       last=last if last is not None and last < env.num_holes else None))
+    picture = render_state(env, state, cell_ids=args.ids, color=use_color(),
+                           last=last if last is not None and last < env.num_holes else None).rsplit("\n", 1)[0]
+    print(picture)
+    print(position_line(summarize(env, state)))  # the ply as --json gives it
     if note:
         print(note)
     if sgf_path:

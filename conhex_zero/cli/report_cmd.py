@@ -9,7 +9,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, resolve_device
+from conhex_zero.cli.common import CliError, HelpFormatter, game_for_players, resolve_device
 from conhex_zero.cli.openings_cmd import parse_size
 
 
@@ -20,11 +20,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "GAMES with it (Gumbel root noise makes games differ), play uniformly random games to the end, "
         "analyse every opening, and write DIR/report.md with pictures: the influence of each hole, how often "
         "each cell lies on the winning chain, the first player's win rate with and without the pie rule, "
-        "the fairest openings, game lengths and the number of drawn games. Rates carry 95%% intervals.",
+        "the fairest openings, game lengths and the number of drawn games. Rates carry 95% intervals.",
         epilog="examples:\n  conhex-zero report checkpoints/hex5-l4h64.pt --games 50 --out runs/report-hex5\n"
                "  conhex-zero report mcts-rollout:200 --game conhex --games 100 --out runs/report-conhex\n"
                "  conhex-zero report runs/conhex/best.pt --games 400 --sims 64 --device cuda",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=HelpFormatter)
     p.add_argument("checkpoint", metavar="CKPT",
                    help="a checkpoint (.pt) file; or mcts-rollout:K to measure with rollout search of K "
                    "simulations before any network is trained (no policy weights, no opening analysis)")
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             ckpt, sims = load_checkpoint(args.checkpoint, device), args.sims
         except CheckpointError as err:
             raise CliError(f"{err} (or give mcts-rollout:K)") from None
-    spec = args.game or (ckpt.game if ckpt is not None else "conhex")
+    spec = game_for_players("report", args.game, [args.checkpoint] if ckpt is not None else [])
     env = VecEnv(spec, device)
     if env.game.extra_stone:
         raise CliError(f"{spec}: the report compares play with and without the pie rule; extra-stone games "

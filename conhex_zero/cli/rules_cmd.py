@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 
-from conhex_zero.cli.common import print_json, use_color
+from conhex_zero.cli.common import HelpFormatter, print_json, use_color
 from conhex_zero.games.board import PLAYER_SIDES, SIDE_NAMES
 from conhex_zero.games.game import Game, parse_game
 from conhex_zero.games.render import PLAYER_NAMES, render_board
@@ -21,7 +21,7 @@ extra-stone (the second player's first turn places two pieces).
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("rules", help="show a board, its counts and rule options",
                        description="Show the board picture (cell ids, empty holes) and its counts.\n\n"
-                       + SPEC_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       + SPEC_HELP, formatter_class=HelpFormatter)
     p.add_argument("game", nargs="?", default="conhex", help="game spec (default: conhex)")
     p.add_argument("--json", action="store_true",
                    help="print the board tables as JSON (holes, cells, adjacency, players)")

@@ -11,7 +11,7 @@ import signal
 import sys
 import threading
 
-from conhex_zero.cli.common import CliError, resolve_device
+from conhex_zero.cli.common import CliError, HelpFormatter, game_for_players, resolve_device, warn
 from conhex_zero.cli.play_cmd import PLAYER_HELP, single_threaded
 
 
@@ -23,20 +23,28 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Serve one page on localhost that draws the board (ConHex's holes and cells, or "
         "Hex), takes your moves by click, offers the swap when it is legal, and shows the AI's "
         "evaluation and top candidate moves, with undo, hint and new game. Plain HTML and JavaScript "
-        "served by this command; nothing is fetched from the internet.",
+        "served by this command; nothing is fetched from the internet. Other web sites cannot drive "
+        "the game through your browser: the server answers only requests for its own address (see "
+        "--allow-host) and JSON POSTs.",
         epilog="examples:\n  conhex-zero serve mcts-rollout:400 --open\n"
                "  conhex-zero serve checkpoints/hex5-l4h64.pt --game hex-5 --sims 200\n"
                "  conhex-zero serve random --game hex-7 --as second --port 0",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=HelpFormatter)
     p.add_argument("player", metavar="PLAYER", help=PLAYER_HELP)
-    p.add_argument("--game", default="conhex", help="game spec (default: conhex; the page can start others)")
+    p.add_argument("--game", default=None, help="game spec (default: the game the checkpoint was trained on, "
+                   "else conhex; the page can start others)")
     p.add_argument("--as", dest="side", choices=("first", "second"), default="first",
                    help="your side: first (X, top-bottom; default) or second (O, left-right)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"TCP port (default: {DEFAULT_PORT}; 0 picks a free one)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default: 127.0.0.1, this machine only)")
-    p.add_argument("--open", action="store_true", help="open the page in the default web browser")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="another name (or NAME:PORT) the page may be reached by, e.g. this machine's DNS "
+                   "name behind --host 0.0.0.0 (repeatable); requests naming other hosts, and requests "
+                   "from other web sites, are refused (403)")
+    p.add_argument("--open", action="store_true", help="open the page in the default web browser (without "
+                   "one, says so: then open the URL shown yourself)")
     p.add_argument("--sims", type=int, default=None,
                    help="simulations per AI move for a checkpoint without :sims=N (default: 64)")
     p.add_argument("--temperature", type=float, default=0.0,
@@ -47,6 +55,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     p.add_argument("--verbose", action="store_true", help="log every HTTP request on stderr")
     p.set_defaults(run=run)
+
+
+def open_browser(url: str) -> threading.Thread | None:
+    """Open ``url`` in the default web browser, in a thread (a browser may take its time to start);
+    a warning with the URL when there is no browser or it cannot be started."""
+    import webbrowser
+
+    try:
+        browser = webbrowser.get()
+    except webbrowser.Error:
+        warn("serve", f"no web browser found on this machine: open {url} in a browser yourself")
+        return None
+
+    def launch() -> None:
+        try:
+            opened = browser.open(url)
+        except Exception:  # a broken browser command
+            opened = False
+        if not opened:
+            warn("serve", f"the web browser could not be started: open {url} in a browser yourself")
+
+    thread = threading.Thread(target=launch, name="conhex-zero-open-browser", daemon=True)
+    thread.start()
+    return thread
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,16 +95,18 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--top must be between 0 and 50")
     if not 0 <= args.port <= 65535:
         raise CliError("--port must be between 0 and 65535")
+    spec = game_for_players("serve", args.game, [args.player])
     with single_threaded(args.threads):
         try:
-            game = GameServer(args.player, args.game, 0 if args.side == "first" else 1,
+            game = GameServer(args.player, spec, 0 if args.side == "first" else 1,
                               simulations=args.sims, temperature=args.temperature, seed=args.seed,
-                              device=str(resolve_device(args.device)), top=args.top)
+                              device=str(resolve_device(args.device)), top=args.top,
+                              warn=lambda message: warn("serve", message))
         except (PlayerSpecError, CheckpointError, PlayError) as err:
             raise CliError(str(err)) from None
         try:
             try:
-                server = PlayServer(game, args.host, args.port, verbose=args.verbose)
+                server = PlayServer(game, args.host, args.port, verbose=args.verbose, allowed_hosts=args.allow_host)
             except OSError as err:
                 if err.errno == errno.EADDRINUSE:
                     raise CliError(f"port {args.port} on {args.host} is already in use: choose another with "
@@ -84,9 +118,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"conhex-zero serve: {game.session.game.spec} against {game.session.player_name} at "
                   f"{server.url}  (Ctrl-C to stop)", flush=True)
             if args.open:
-                import webbrowser
-
-                threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
+                open_browser(server.url)
             # Ctrl-C and `kill` stop the server, even when the shell that started it in the background
             # made the process ignore SIGINT (as non-interactive shells do for `cmd &`).
             signal.signal(signal.SIGINT, signal.default_int_handler)

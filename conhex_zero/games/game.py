@@ -180,8 +180,9 @@ class Game:
         near = self._nearby_holes(name)
         hint = f"; nearby holes: {', '.join(near)}" if near else ""
         first, last = self.board.hole_names[0], self.board.hole_names[-1]
+        swap = ", or 'swap'" if self.swap else ""
         raise MoveError(f"{text!r} is not a move in {self.board.name} (holes are named like "
-                        f"{first} .. {last}, or 'swap'){hint}")
+                        f"{first} .. {last}{swap}){hint}")
 
     def _nearby_holes(self, name: str, limit: int = 4) -> list[str]:
         """Holes whose (column letter, row number) is closest to a mistyped name's."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conhex_zero.jsonl import append_jsonl, read_jsonl, rewrite_jsonl
+from conhex_zero.jsonl import JsonlError, append_jsonl, iter_jsonl, read_jsonl, rewrite_jsonl
 from conhex_zero.ladder.ratings import Ratings, Result, fit
 
 FILENAME = "ladder.jsonl"
@@ -34,12 +34,23 @@ class Ladder:
         path = Path(directory) / FILENAME
         ladder = cls(path)
         if path.is_file():
-            for entry in read_jsonl(path):
-                if entry.get("type") == "player":
-                    ladder.players[entry["name"]] = {**ladder.players.get(entry["name"], {}), **entry}
-                elif entry.get("type") == "result":
-                    ladder.results.append(Result(entry["first"], entry["second"], int(entry["first_wins"]),
-                                                 int(entry["second_wins"])))
+            for number, entry in iter_jsonl(path):
+                try:
+                    if entry.get("type") == "player":
+                        name = entry["name"]
+                        if not isinstance(name, str):
+                            raise TypeError("name")
+                        ladder.players[name] = {**ladder.players.get(name, {}), **entry}
+                    elif entry.get("type") == "result":
+                        result = Result(entry["first"], entry["second"], _count(entry["first_wins"]),
+                                        _count(entry["second_wins"]))
+                        if not isinstance(result.first, str) or not isinstance(result.second, str):
+                            raise TypeError("first, second")
+                        ladder.results.append(result)
+                except (KeyError, TypeError, ValueError) as err:
+                    field_name = err.args[0] if err.args else "?"
+                    raise JsonlError(f"{path}:{number}: not a ladder entry (bad or missing field {field_name!r}); "
+                                     f"fix or delete that line") from None
         return ladder
 
     def _append(self, entries: list[dict[str, Any]]) -> None:
@@ -80,6 +91,15 @@ class Ladder:
         if not self.results:
             raise ValueError(f"{self.path} holds no results yet")
         return fit(self.results, anchor or self.default_anchor())
+
+
+def _count(value: Any) -> int:
+    """A number of wins: a whole number, at least 0."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError("first_wins, second_wins")
+    return value
 
 
 def trim(directory: str | Path, last_iteration: int) -> None:

@@ -9,6 +9,8 @@ size and feature count, the game spec it was trained on, the weights, and free-f
 from __future__ import annotations
 
 import os
+import pickle
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,25 +54,136 @@ def save_checkpoint(path: str | Path, model: GraphNet, game: str, meta: dict[str
     return path
 
 
-def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Checkpoint:
-    """Read a checkpoint; clear errors for a missing file, another format or a newer schema."""
+def _read(path: str | Path, mmap: bool = False) -> tuple[Path, dict[str, Any]]:
+    """The checkpoint's dict, read with ``torch.load(weights_only=True)`` (a file that holds anything
+    but tensors and plain data, such as a pickle that would run code, is refused), checked for our
+    format tag and schema. With ``mmap`` the tensors are memory-mapped where the file allows it, so
+    reading only the game costs little."""
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"no checkpoint file at {path}")
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # torch raises several types for corrupt or foreign files
-        raise CheckpointError(f"{path} is not a readable checkpoint ({type(err).__name__}: {err})") from None
+    data = None
+    for mapped in ((True, False) if mmap else (False,)):  # mmap needs torch's zip format
+        try:
+            with warnings.catch_warnings():  # torch warns about pickle protocols of foreign files
+                warnings.simplefilter("ignore")
+                data = torch.load(path, map_location="cpu", weights_only=True, **({"mmap": True} if mapped else {}))
+            break
+        except Exception as err:  # torch raises many types for corrupt or foreign files
+            if mapped and not isinstance(err, pickle.UnpicklingError):
+                continue  # not a zip file (or an old torch): read it whole for the real reason
+            raise CheckpointError(f"{path} is not a conhex-zero checkpoint (unreadable: {_reason(err)})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise CheckpointError(f"{path} is not a conhex-zero checkpoint")
+        raise CheckpointError(f"{path} is not a conhex-zero checkpoint (no {FORMAT!r} format tag)")
     if data.get("schema") != SCHEMA_VERSION:
-        raise CheckpointError(f"{path} has checkpoint schema {data.get('schema')}, this version reads "
+        raise CheckpointError(f"{path} has checkpoint schema {_show(data.get('schema'))}, this version reads "
                               f"schema {SCHEMA_VERSION}")
-    spec = data["model"]
+    return path, data
+
+
+def _reason(err: Exception) -> str:
+    """Why torch could not read a file, in a few words: never torch's advice to load it with
+    ``weights_only=False`` (which would run whatever code the file holds)."""
+    if isinstance(err, pickle.UnpicklingError):
+        detail = next((line.strip() for line in str(err).splitlines()
+                       if line.strip() and "weights_only" not in line and not line.startswith(("Please file", "Check the"))
+                       and "WeightsUnpickler error" not in line), "")
+        if "GLOBAL" in detail:
+            return f"it holds Python objects, refused since loading them could run code ({_short(detail, 80)})"
+        return "not a file of tensors" + (f" ({_short(detail, 80)})" if detail else "")
+    if isinstance(err, EOFError):
+        return "the file is empty or cut short"
+    first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+    if "weights_only" in first:
+        first = ""
+    return f"{type(err).__name__}" + (f": {_short(first, 100)}" if first else "")
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _show(value: Any) -> str:
+    """A value from a file, for a message: its repr, shortened."""
+    return _short(repr(value))
+
+
+def checkpoint_game(path: str | Path) -> str:
+    """The game spec a checkpoint was trained on, without building its model."""
+    path, data = _read(path, mmap=True)
+    game = data.get("game")
+    if not isinstance(game, str) or not game:
+        raise CheckpointError(f"{path} is not a conhex-zero checkpoint (its 'game' is {_show(game)}, not a game spec)")
+    return game
+
+
+MAX_LAYERS = 1000
+MAX_HIDDEN = 1 << 16
+
+
+def _whole(spec: dict[str, Any], key: str, high: int, path: Path) -> int:
+    value = spec.get(key)
+    if key not in spec:
+        raise CheckpointError(f"{path} is not a usable checkpoint: its model description has no {key!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+        raise CheckpointError(f"{path} is not a usable checkpoint: model {key!r} is {_show(value)}, not a whole "
+                              f"number from 1 to {high}")
+    return value
+
+
+def _check_weights(path: Path, data: dict[str, Any]) -> tuple[ModelConfig, dict[str, torch.Tensor]]:
+    """The model size and weights of a checkpoint's dict, checked for shape and type: a checkpoint
+    that is not what it says raises ``CheckpointError`` (one line), never a traceback."""
+    spec = data.get("model")
+    if not isinstance(spec, dict):
+        raise CheckpointError(f"{path} is not a usable checkpoint: no model description ('model' is "
+                              f"{_show(spec)})")
+    layers, hidden = _whole(spec, "layers", MAX_LAYERS, path), _whole(spec, "hidden", MAX_HIDDEN, path)
     if spec.get("num_features") != NUM_FEATURES:
-        raise CheckpointError(f"{path} was made for {spec.get('num_features')} input features; this "
+        raise CheckpointError(f"{path} was made for {_show(spec.get('num_features'))} input features; this "
                               f"version encodes {NUM_FEATURES}")
-    model = GraphNet(ModelConfig(spec["layers"], spec["hidden"]), NUM_FEATURES)
-    model.load_state_dict(data["state_dict"])
+    weights = data.get("state_dict")
+    if "state_dict" not in data:
+        raise CheckpointError(f"{path} is not a usable checkpoint: it has no weights ('state_dict')")
+    if not isinstance(weights, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor)
+                                                for k, v in weights.items()):
+        raise CheckpointError(f"{path} is not a usable checkpoint: its weights ('state_dict') are not a table "
+                              f"of named tensors")
+    if not isinstance(data.get("game"), str) or not data["game"]:
+        raise CheckpointError(f"{path} is not a usable checkpoint: its 'game' is {_show(data.get('game'))}, "
+                              f"not a game spec")
+    if not isinstance(data.get("meta", {}), dict):
+        raise CheckpointError(f"{path} is not a usable checkpoint: its 'meta' is not a table")
+    stored = sum(t.numel() for t in weights.values())
+    if layers * hidden * hidden > stored + 1_000_000:  # each block holds ~3 hidden^2 weights
+        raise CheckpointError(f"{path} is not a usable checkpoint: it says l{layers}h{hidden} but holds only "
+                              f"{stored} weights")
+    return ModelConfig(layers, hidden), weights
+
+
+def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Checkpoint:
+    """Read a checkpoint; ``CheckpointError`` (a one-line message) for a missing or unreadable file,
+    another format, a newer schema, or weights that do not fit the model it describes."""
+    path, data = _read(path)
+    config, weights = _check_weights(path, data)
+    try:
+        model = GraphNet(config, NUM_FEATURES)
+    except Exception as err:  # a size this version's network cannot take
+        raise CheckpointError(f"{path} is not a usable checkpoint: no {config.name} model ({_reason(err)})") from None
+    expected = model.state_dict()
+    missing = [k for k in expected if k not in weights]
+    unexpected = [k for k in weights if k not in expected]
+    wrong = [k for k in expected if k in weights and tuple(weights[k].shape) != tuple(expected[k].shape)]
+    if missing or unexpected or wrong:
+        parts = [f"{len(missing)} missing (e.g. {missing[0]})" if missing else "",
+                 f"{len(unexpected)} unknown (e.g. {_show(unexpected[0])})" if unexpected else "",
+                 f"{len(wrong)} of another shape (e.g. {wrong[0]}: {list(weights[wrong[0]].shape)}, "
+                 f"expected {list(expected[wrong[0]].shape)})" if wrong else ""]
+        raise CheckpointError(f"{path}: its weights do not fit the {config.name} model it describes: "
+                              + "; ".join(p for p in parts if p))
+    try:
+        model.load_state_dict(weights)
+    except Exception as err:  # e.g. weights that cannot be converted to the parameters' type
+        raise CheckpointError(f"{path}: its weights cannot be loaded ({_reason(err)})") from None
     model.to(device).eval()
     return Checkpoint(model=model, game=data["game"], meta=data.get("meta", {}), path=path)

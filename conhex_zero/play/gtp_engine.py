@@ -36,6 +36,11 @@ Commands:
   the simulations of ``genmove`` once one search has been timed (the budget per move is the time
   left over the expected number of own moves left, or a byo-yomi period over its stones; never more
   than the configured simulations). ``time_settings 0 T 0`` (GTP's "no time limit") removes the cap.
+  Times are seconds from 0 to 10^7 (about 115 days), stones from 0 to 10^6; anything else (negative,
+  not finite, too large) answers ``? ...`` and changes nothing.
+* A line longer than ``MAX_LINE`` bytes (64 KiB) answers ``? line too long`` (with the command's id
+  when the line starts with one) and is skipped whole (``read_lines`` never holds more of it), so the
+  engine stays in step with its controller.
 * ``conhex-analyze [N]`` (default 5): the AI's top N root moves for the side to move, nothing played,
   one line per move, best first::
 
@@ -53,7 +58,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from typing import Callable
+from typing import Any, Callable, Iterator
 
 from conhex_zero import __version__
 from conhex_zero.env.notation import IllegalMoveError
@@ -66,7 +71,38 @@ ANALYZE_COMMAND = "conhex-analyze"
 DEFAULT_ANALYZE = 5
 MAX_ANALYZE = 1000
 SAFETY = 0.8  # fraction of a move's time budget spent searching
+MAX_SECONDS = 10_000_000  # time_settings and time_left: at most about 115 days
+MAX_STONES = 1_000_000
+MAX_LINE = 64 * 1024  # bytes in one command line
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    """User input echoed in an answer: at most ``limit`` characters."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def read_lines(stream: Any, limit: int = MAX_LINE) -> Iterator[tuple[str, bool]]:
+    """``(line, too_long)`` for each input line, as text whatever the bytes (undecodable bytes become
+    U+FFFD). A line longer than ``limit`` bytes comes as its first ``limit`` bytes with ``too_long``:
+    the rest of it is read in pieces and dropped, so a huge line never sits in memory."""
+    source = getattr(stream, "buffer", None) or stream
+
+    def text(chunk: Any) -> str:
+        return chunk.decode("utf-8", errors="replace") if isinstance(chunk, bytes) else chunk
+
+    while True:
+        line = source.readline(limit + 1)
+        if not line:
+            return
+        newline = b"\n" if isinstance(line, bytes) else "\n"
+        if len(line) <= limit or line.endswith(newline) and len(line) == limit + 1:
+            yield text(line), False
+            continue
+        rest = line
+        while rest and not rest.endswith(newline):  # skip the rest of the line
+            rest = source.readline(limit + 1)
+        yield text(line[:limit]), True
 
 
 class GTPFailure(Exception):
@@ -79,11 +115,14 @@ class GTPEngine:
     def __init__(self, player: str = "random", game: str = "conhex", simulations: int | None = None,
                  seed: int = 0, temperature: float = 0.0, resign_threshold: float | None = None,
                  swap_name: str = "swap", device: str = "cpu",
-                 session_factory: Callable[..., PlaySession] = PlaySession):
+                 session_factory: Callable[..., PlaySession] = PlaySession,
+                 warn: Callable[[str], None] | None = None):
         self.player_spec, self.sims, self.seed = player, simulations, seed
         self.temperature, self.resign_threshold = temperature, resign_threshold
         self.swap_name, self.device = swap_name, device
         self.factory = session_factory
+        self.warn = warn  # told (once per game) when boardsize makes the model play a game it was not trained on
+        self._warned: set[str] = {parse_game(game).spec}  # the command line warned about the first game
         self.base_game = parse_game(game)
         self.session = self._new_session(self.base_game.spec)
         self.quit = False
@@ -123,6 +162,8 @@ class GTPEngine:
     def handle(self, line: str) -> str:
         """The complete response to one input line (ending with an empty line), or ``""`` for a
         line GTP ignores (empty, or only a comment)."""
+        if len(line.rstrip("\r\n")) > MAX_LINE:
+            return self.too_long(line)
         text = _CONTROL.sub("", line.replace("\t", " ")).split("#", 1)[0].strip()
         if not text:
             return ""
@@ -144,11 +185,32 @@ class GTPEngine:
             ok, reply = False, str(err)
         except Exception as err:  # never let one command kill the engine
             ok, reply = False, f"internal error: {type(err).__name__}: {err}"
+        if not ok:
+            reply = _clip(reply, 500)  # an error never echoes a huge argument whole
         lines = [ln.rstrip() for ln in reply.split("\n")]
         body = "\n".join([lines[0]] + [ln for ln in lines[1:] if ln.strip()])
         return f"{'=' if ok else '?'}{ident} {body}\n\n"
 
+    @staticmethod
+    def too_long(start: str) -> str:
+        """The answer to a line longer than ``MAX_LINE`` bytes, of which ``start`` is the beginning."""
+        m = re.match(r"\s*([0-9]+)\s", start)
+        return f"?{m.group(1) if m else ''} line too long (more than {MAX_LINE} bytes)\n\n"
+
     # --------------------------------------------------------------- helpers
+    def _warn_about(self, spec: str) -> None:
+        from conhex_zero.play.checkpoints import game_warning
+
+        if self.warn is None or spec in self._warned:
+            return
+        self._warned.add(spec)
+        try:
+            message = game_warning(self.player_spec, spec)
+        except ValueError:
+            return
+        if message:
+            self.warn(message)
+
     def _name(self, move: str) -> str:
         return self.swap_name if move == "swap" else move
 
@@ -196,6 +258,7 @@ class GTPEngine:
             old, self.session = self.session, self._new_session(game.spec)
             old.close()
             self.seconds_per_sim = None
+            self._warn_about(game.spec)
         else:
             self.session.new_game()
         return ""
@@ -214,7 +277,7 @@ class GTPEngine:
         except IllegalMoveError as err:
             raise GTPFailure(f"illegal move: {err.reason}") from None
         except MoveError as err:
-            raise GTPFailure(f"invalid move: {err}") from None
+            raise GTPFailure(f"invalid move: {str(err).replace(args[1], _clip(args[1]))}") from None
         return ""
 
     def _think_sims(self, colour: int) -> int | None:
@@ -228,7 +291,8 @@ class GTPEngine:
         left, left_stones = self.time_left.get(colour, (main, 0) if main > 0 else (byo, stones))
         own_moves_left = max(4.0, len(self.session.legal_actions()) / 2)
         budget = left / left_stones if left_stones > 0 else left / own_moves_left
-        return max(1, min(configured, int(SAFETY * budget / self.seconds_per_sim)))
+        sims = SAFETY * budget / max(self.seconds_per_sim, 1e-9)
+        return max(1, min(configured, int(sims))) if math.isfinite(sims) else configured
 
     def _generate(self, args: list[str], play: bool) -> str:
         colour = self._colour(args, "genmove COLOR")
@@ -270,12 +334,17 @@ class GTPEngine:
 
     @staticmethod
     def _time_number(text: str, integer: bool = False) -> float:
+        """Seconds (0 .. ``MAX_SECONDS``) or, with ``integer``, stones (0 .. ``MAX_STONES``)."""
+        high = MAX_STONES if integer else MAX_SECONDS
         try:
             value = int(text) if integer else float(text)
-        except ValueError:
-            raise GTPFailure(f"syntax error: {text[:20]!r} is not a number") from None
+        except ValueError:  # also digit strings too long for int()
+            raise GTPFailure(f"syntax error: {_clip(text)!r} is not a {'whole ' if integer else ''}number") from None
         if not math.isfinite(value) or value < 0:
-            raise GTPFailure(f"syntax error: {text[:20]!r} must be a non-negative number")
+            raise GTPFailure(f"syntax error: {_clip(text)!r} must be a non-negative number")
+        if value > high:
+            raise GTPFailure(f"syntax error: {_clip(text)!r} is too large (at most {high}"
+                             f"{'' if integer else ' seconds'})")
         return value
 
     def cmd_time_settings(self, args: list[str]) -> str:

@@ -19,14 +19,29 @@ the API sends and drives the game through these endpoints:
 
 Every POST and state answer carries the new ``state``. A request the game cannot take answers HTTP
 400 with ``{"error": message}``; an unexpected failure answers 500 the same way (the traceback goes
-to the server's stderr, never to the page). POST bodies must be JSON (``Content-Type:
-application/json``), which also keeps other web sites from posting moves through a browser. One lock
-serialises every use of the session: the search is not thread-safe, and the AI may think for seconds.
+to the server's stderr, never to the page). Echoed user input (a move name, a game spec, a path) is
+shortened to 40 characters. One lock serialises every use of the session: the search is not
+thread-safe, and the AI may think for seconds.
+
+Other web sites cannot drive the game through a visitor's browser: every POST must carry
+``Content-Type: application/json`` (which a page of another site can only send after the browser
+asks this server, which never agrees), an ``Origin`` header, when present, must be this server's
+own address, and so must the ``Host`` header (which stops DNS rebinding: another site's name that
+resolves to this machine). The server's own address is the host and port it listens on; listening
+on loopback, ``localhost``, ``127.0.0.1`` and ``[::1]`` with that port too; listening on every
+interface (``0.0.0.0``), any IP address with that port, ``localhost`` and this machine's names; plus
+the names given as ``allowed_hosts``. Anything else answers 403.
+
+The listen queue holds ``request_queue_size`` (256) connections waiting to be accepted, each
+connection gets a socket timeout (``client_timeout``, 30 s: a client that stops sending or reading
+loses its connection and its thread), and clients that hang up early are dropped quietly.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import socket
 import sys
 import threading
 import traceback
@@ -35,7 +50,7 @@ from functools import lru_cache
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
-from typing import Any
+from typing import Any, Callable, Sequence
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
@@ -48,6 +63,10 @@ from conhex_zero.play.session import PlayError, PlaySession
 
 DEFAULT_PORT = 8765
 MAX_BODY = 64 * 1024
+MAX_ECHO = 40  # characters of user input repeated in an error message
+MAX_ERROR = 500  # characters of an error message
+CLIENT_TIMEOUT = 30.0  # seconds a connection may stay silent (sending or reading) before it is closed
+QUEUE_SIZE = 256  # connections waiting to be accepted (the system may allow fewer: somaxconn)
 MAX_TOP = 50
 SUGGESTED_GAMES = ("conhex", "hex-5", "hex-7", "hex-9", "hex-11", "hex-11:swap", "hex-13", "hex-4:swap", "hex-3")
 STATIC_FILES = {  # URL path -> (file in static/, content type)
@@ -143,9 +162,11 @@ class GameServer:
 
     def __init__(self, player: str = "random", game: str = "conhex", human: int = 0, *,
                  simulations: int | None = None, temperature: float = 0.0, seed: int = 0,
-                 device: str = "cpu", top: int = 5):
+                 device: str = "cpu", top: int = 5, warn: Callable[[str], None] | None = None):
         self.player_spec, self.simulations, self.temperature = player, simulations, temperature
         self.seed, self.device, self.top = seed, device, top
+        self.warn = warn  # told (once per game) when the page starts a game the model was not trained on
+        self._warned: set[str] = set()
         self.lock = threading.Lock()
         self.session = self._make_session(game)
         self.human = human
@@ -158,6 +179,19 @@ class GameServer:
     def close(self) -> None:
         with self.lock:
             self.session.close()
+
+    def _warn_about(self, spec: str) -> None:
+        from conhex_zero.play.checkpoints import game_warning
+
+        if self.warn is None or spec in self._warned:
+            return
+        self._warned.add(spec)
+        try:
+            message = game_warning(self.player_spec, spec)
+        except ValueError:
+            return  # the session was made from this checkpoint: it cannot be unreadable now
+        if message:
+            self.warn(message)
 
     @property
     def ai(self) -> int:
@@ -192,17 +226,20 @@ class GameServer:
         game = _optional_str(body, "game")
         side = body.get("as")
         if side is not None and side not in ("first", "second"):
-            raise RequestError(f"'as' must be \"first\" or \"second\", not {side!r}")
+            raise RequestError(f"'as' must be \"first\" or \"second\", not {clip(repr(side))}")
         with self.lock:
             spec = (game or "").strip()
+            if len(spec) > 200:  # no game spec is that long: do not echo it whole
+                raise PlayError(f"cannot start {clip(spec)!r}: not a game spec (too long)")
             try:
                 other = bool(spec) and parse_game(spec).spec != self.session.game.spec
                 new = self._make_session(spec) if other else None  # fails before anything changes
             except ValueError as err:
-                raise PlayError(f"cannot start {spec!r}: {err}") from None
+                raise PlayError(f"cannot start {clip(spec)!r}: {str(err).replace(spec, clip(spec))}") from None
             if new is not None:
                 self.session.close()
                 self.session = new
+                self._warn_about(new.game.spec)
             else:
                 self.session.new_game()
             if side is not None:
@@ -214,6 +251,8 @@ class GameServer:
         move = body.get("move")
         if not isinstance(move, str) or not move.strip():
             raise RequestError("send the move as {\"move\": NAME}, e.g. {\"move\": \"c3\"} or {\"move\": \"swap\"}")
+        if len(move.strip()) > MAX_ECHO:  # no move name is that long: do not echo it whole
+            raise PlayError(f"{clip(move.strip())!r} is not a move in {self.session.game.board.name}")
         with self.lock:
             s = self.session
             if s.is_over:
@@ -268,6 +307,11 @@ def human_undo_count(s: PlaySession, human: int) -> int:
     return k
 
 
+def clip(text: str, limit: int = MAX_ECHO) -> str:
+    """User input repeated in a message: at most ``limit`` characters, with an ellipsis."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _optional_str(body: dict[str, Any], key: str) -> str | None:
     value = body.get(key)
     if value is not None and not isinstance(value, str):
@@ -299,6 +343,10 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "conhex-zero"
     protocol_version = "HTTP/1.1"
 
+    def setup(self) -> None:
+        self.timeout = self.server.client_timeout  # the socket's timeout (StreamRequestHandler.setup)
+        super().setup()
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base class's name)
         if self.server.verbose:
             super().log_message(format, *args)
@@ -314,6 +362,8 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _json(self, status: int, data: Any) -> None:
+        if isinstance(data, dict) and isinstance(data.get("error"), str):
+            data = {**data, "error": clip(data["error"], MAX_ERROR)}
         body = json.dumps(data, allow_nan=False, separators=(",", ":")).encode("utf-8")
         self._send(status, body, "application/json; charset=utf-8")
 
@@ -335,9 +385,6 @@ class Handler(BaseHTTPRequestHandler):
     def _json_body(self, raw: bytes) -> dict[str, Any]:
         if not raw.strip():
             return {}
-        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-        if ctype != "application/json":
-            raise RequestError("send the request body as JSON (Content-Type: application/json)")
         try:
             data = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as err:
@@ -361,15 +408,31 @@ class Handler(BaseHTTPRequestHandler):
             if route is None:
                 if any(p == path for _, p in routes):
                     raise RequestError(f"{path} does not take {method}", HTTPStatus.METHOD_NOT_ALLOWED)
-                raise RequestError(f"no such API endpoint: {path}", HTTPStatus.NOT_FOUND)
-            self._json(HTTPStatus.OK, route())
+                raise RequestError(f"no such API endpoint: {clip(path)}", HTTPStatus.NOT_FOUND)
+            status, answer = HTTPStatus.OK, route()
         except RequestError as err:
-            self._json(err.status, {"error": str(err)})
+            status, answer = err.status, {"error": str(err)}
         except ValueError as err:  # the game's errors: bad names, illegal moves, game over, bad specs
-            self._json(HTTPStatus.BAD_REQUEST, {"error": str(err)})
+            status, answer = HTTPStatus.BAD_REQUEST, {"error": str(err)}
         except Exception as err:  # a bug or an engine failure: short answer, traceback on stderr
             traceback.print_exc(file=sys.stderr)
-            self._json(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"internal error: {type(err).__name__}: {err}"})
+            status, answer = HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"internal error: {type(err).__name__}: {err}"}
+        self._json(status, answer)  # outside the try: a client gone meanwhile is not the game's error
+
+    def _refusal(self, method: str, path: str) -> str | None:
+        """Why a request may come from another web site (403), or None: a ``Host`` or ``Origin``
+        header that is not this server's address, or a POST that is not JSON."""
+        host = self.headers.get("Host")
+        if host is not None and not self.server.host_allowed(host):
+            return f"this server does not answer for the host {clip(host)!r}: use {self.server.url}"
+        origin = self.headers.get("Origin")
+        if origin is not None and not self.server.origin_allowed(origin):
+            return f"requests from {clip(origin)!r} (another web site) are not accepted"
+        if method == "POST" and path.startswith("/api/"):
+            ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+            if ctype != "application/json":
+                return "send the request body as JSON (Content-Type: application/json)"
+        return None
 
     def _dispatch(self, method: str) -> None:
         url = urlsplit(self.path)
@@ -377,6 +440,11 @@ class Handler(BaseHTTPRequestHandler):
             raw = self._read_body()
         except RequestError as err:
             self._json(err.status, {"error": str(err)})
+            return
+        refusal = self._refusal(method, url.path)
+        if refusal is not None:
+            self.close_connection = True
+            self._json(HTTPStatus.FORBIDDEN, {"error": refusal})
             return
         if url.path.startswith("/api/"):
             self._api(method, url.path, parse_qs(url.query), raw)
@@ -401,14 +469,54 @@ class Handler(BaseHTTPRequestHandler):
 
 
 class PlayServer(ThreadingHTTPServer):
-    """The HTTP server; ``game`` holds the session. ``url`` is where the page is."""
+    """The HTTP server; ``game`` holds the session. ``url`` is where the page is. ``allowed_hosts``
+    are more names (or ``name:port``) the page may be reached by, besides the address it listens on
+    (see the module docstring)."""
 
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = QUEUE_SIZE
 
-    def __init__(self, game: GameServer, host: str = "127.0.0.1", port: int = DEFAULT_PORT, verbose: bool = False):
-        self.game, self.verbose = game, verbose
+    def __init__(self, game: GameServer, host: str = "127.0.0.1", port: int = DEFAULT_PORT, verbose: bool = False,
+                 allowed_hosts: Sequence[str] = (), client_timeout: float | None = CLIENT_TIMEOUT):
+        self.game, self.verbose, self.client_timeout = game, verbose, client_timeout
         super().__init__((host, port), Handler)
+        bound = str(self.server_address[0]).lower()
+        given = host.strip().strip("[]").lower()
+        self.any_address = given in ("", "0.0.0.0", "::") or bound in ("0.0.0.0", "::")
+        self.host_names = {given, bound}
+        if self.any_address or is_local(given) or _is_loopback(bound):
+            self.host_names |= {"localhost", "127.0.0.1", "::1"}
+        if self.any_address:
+            self.host_names |= {socket.gethostname().lower(), socket.getfqdn().lower()}
+        self.extra_hosts = {h.strip().lower() for h in allowed_hosts if h.strip()}
+
+    def host_allowed(self, host: str) -> bool:
+        """Whether a ``Host`` header (``name``, ``name:port``, ``[v6]:port``) names this server."""
+        text = host.strip().lower()
+        if text in self.extra_hosts:
+            return True
+        name, port = _split_host(text)
+        if name is None or port != self.server_address[1]:
+            return False
+        if name in self.host_names or name in self.extra_hosts:
+            return True
+        return self.any_address and _is_ip(name)
+
+    def origin_allowed(self, origin: str) -> bool:
+        """Whether an ``Origin`` header is this server's own page (``http://`` + an allowed host)."""
+        scheme, _, rest = origin.strip().partition("://")
+        return scheme.lower() == "http" and "/" not in rest and bool(rest) and self.host_allowed(rest)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up early or stopped talking is dropped quietly; other errors are shown."""
+        error = sys.exc_info()[1]
+        if isinstance(error, (ConnectionError, TimeoutError)):
+            if self.verbose:
+                print(f"conhex-zero serve: {client_address[0]}: connection dropped ({type(error).__name__})",
+                      file=sys.stderr)
+            return
+        super().handle_error(request, client_address)
 
     @property
     def url(self) -> str:
@@ -421,6 +529,40 @@ class PlayServer(ThreadingHTTPServer):
 
 def is_local(host: str) -> bool:
     return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_loopback(name: str) -> bool:
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _split_host(text: str) -> tuple[str | None, int | None]:
+    """(name, port) of ``name[:port]`` or ``[v6][:port]`` (port 80 when absent); (None, None) when
+    malformed."""
+    if text.startswith("["):
+        name, sep, rest = text[1:].partition("]")
+        if not sep or (rest and not rest.startswith(":")):
+            return None, None
+        port_text = rest[1:] if rest else ""
+    else:
+        name, _, port_text = text.partition(":") if text.count(":") <= 1 else (text, "", "")
+    if not name:
+        return None, None
+    if not port_text:
+        return name, 80
+    if not port_text.isdigit() or len(port_text) > 5:
+        return None, None
+    return name, int(port_text)
 
 
 def start_in_thread(server: PlayServer) -> threading.Thread:

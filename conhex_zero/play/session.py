@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import zlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -53,6 +53,18 @@ class PlayError(ValueError):
 def side_name(player: int) -> str:
     """``X (first player, top-bottom)`` and the like."""
     return f"{PLAYER_NAMES[player]} ({'first' if player == 0 else 'second'} player, {PLAYER_GOALS[player]})"
+
+
+def position_line(facts: dict) -> str:
+    """Whose turn it is or who won, and the position's ply: the number of moves played, as in
+    ``summarize`` and ``to_json`` (``X to move (top-bottom) after 3 plies``)."""
+    ply = facts["ply"]
+    plies = f"{ply} {'ply' if ply == 1 else 'plies'}"
+    if facts["winner"] is not None:
+        w = facts["winner"]
+        return f"{PLAYER_NAMES[w]} wins ({PLAYER_GOALS[w]} connected) after {plies}"
+    p = facts["to_move"]
+    return f"{PLAYER_NAMES[p]} to move ({PLAYER_GOALS[p]}) after {plies}"
 
 
 def win_percent(value: float | None) -> float | None:
@@ -138,6 +150,8 @@ class PlaySession:
         self.opening = 0
         self.state: State = self.env.initial_state(1)
         self._cache: tuple[tuple, SearchOutput] | None = None
+        self.on_simulation: Callable[[int, int], None] | None = None
+        """Called as ``on_simulation(k, total)`` after the k-th simulation of a search (progress)."""
         self.new_game()
 
     # ------------------------------------------------------------------ game
@@ -285,10 +299,26 @@ class PlaySession:
             return self._cache[1]
         if sims != config.num_simulations:
             player.search.config = dataclasses.replace(config, num_simulations=sims)
+        search = player.search
+        hook = self.on_simulation
+        own_run = vars(search).get("run")
+        if hook is not None:  # the player's search reports each simulation through the hook
+            run = search.run
+
+            def run_with_progress(*args: Any, **kwargs: Any) -> SearchOutput:
+                kwargs.setdefault("on_simulation", lambda k: hook(k, sims))
+                return run(*args, **kwargs)
+
+            search.run = run_with_progress
         try:
             player.act(self.state, history=[list(self.actions)])
         finally:
             player.search.config = config
+            if hook is not None:
+                if own_run is None:
+                    del search.run
+                else:
+                    search.run = own_run
         assert player.last is not None
         self._cache = (key, player.last)
         return player.last
@@ -370,8 +400,10 @@ class PlaySession:
 
     # -------------------------------------------------------------- display
     def board_text(self, color: bool = False, cell_ids: bool = False) -> str:
-        """The terminal picture with a status line; the last move is bracketed where there is room."""
-        return render_state(self.env, self.state, color=color, cell_ids=cell_ids, last=self.last_action)
+        """The terminal picture with a status line (``position_line``: the ply is the number of moves
+        played, as in ``to_json``); the last move is bracketed where there is room."""
+        picture = render_state(self.env, self.state, color=color, cell_ids=cell_ids, last=self.last_action)
+        return picture.rsplit("\n", 1)[0] + "\n" + position_line(summarize(self.env, self.state))
 
     def to_json(self) -> dict[str, Any]:
         """The position for a page: plain JSON types only (owners are 0, 1 or null)."""

@@ -41,7 +41,7 @@ from conhex_zero.env.notation import IllegalMoveError, play_moves
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.games.game import SWAP_NAME, Game, GameSpecError, parse_game
-from conhex_zero.records.model import GameRecordData, RecordError
+from conhex_zero.records.model import GameRecordData, RecordError, clip
 from conhex_zero.records.sgf import SgfGame, SgfNode, SgfSyntaxError, format_props, parse_sgf
 
 SWAP_TOKENS = ("swap", "swap-pieces", "swap-sides")
@@ -54,24 +54,67 @@ def _env(spec: str) -> VecEnv:
 
 
 # ============================================================ arena JSON lines
+def _shown(value: Any, limit: int = 40) -> str:
+    """A value from a file, for a message: its JSON text, shortened."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def record_from_arena(obj: Any, source: str = "") -> GameRecordData:
-    """A record from one line of an arena record file (``GameRecord`` as JSON)."""
+    """A record from one line of an arena record file (``GameRecord`` as JSON). Every field is
+    checked: a wrong one raises ``RecordError`` naming the field (and ``source``: file and line)."""
     if not isinstance(obj, dict):
-        raise RecordError(f"{source}: not an arena record (expected a JSON object)")
+        raise RecordError(f"{source}: not an arena record (expected a JSON object, not {_shown(obj)})")
     missing = [k for k in ("game", "moves", "first", "second", "winner", "result") if k not in obj]
     if missing:
         raise RecordError(f"{source}: not an arena record (missing {', '.join(missing)})")
-    result = str(obj["result"])
+
+    def bad(key: str, expected: str) -> RecordError:
+        return RecordError(f"{source}: field {key!r} is {_shown(obj[key])}, expected {expected}")
+
+    for key in ("game", "first", "second", "result"):
+        if not isinstance(obj[key], str):
+            raise bad(key, "a string")
+    try:
+        game = parse_game(obj["game"])
+    except GameSpecError as err:
+        why = str(err)
+        for raw in {obj["game"], obj["game"].strip().lower()}:
+            why = why.replace(raw, clip(raw)) if len(raw) > 40 else why
+        raise RecordError(f"{source}: field 'game' is {_shown(obj['game'])}, not a game spec ({clip(why, 300)})") from None
+    moves = obj["moves"]
+    if not isinstance(moves, list) or not all(isinstance(m, str) for m in moves):
+        raise bad("moves", "a list of move names")
+    if len(moves) > game.max_plies:
+        raise RecordError(f"{source}: field 'moves' has {len(moves)} moves, more than a {game.spec} game can have")
+    winner = obj["winner"]
+    if winner is not None and not (_is_int(winner) and winner in (0, 1)):
+        raise bad("winner", "0 (the first player), 1 (the second) or null")
+    index = obj.get("index", 0)
+    if not _is_int(index) or index < 0:
+        raise bad("index", "a whole number, 0 or more")
+    for key in ("winner_name",):
+        if obj.get(key) is not None and not isinstance(obj[key], str):
+            raise bad(key, "a string")
+    for key in ("opening", "seed"):
+        if obj.get(key) is not None and not _is_int(obj[key]):
+            raise bad(key, "a whole number")
+    result = obj["result"]
     ending, detail = "unknown", ""
     if result == "connection":
         ending = "connection"
     elif result.startswith("forfeit"):
         ending, detail = "forfeit", result.partition(":")[2].strip()
-    winner = obj["winner"]
-    return GameRecordData(game=str(obj["game"]), moves=[str(m) for m in obj["moves"]],
-                          players=(str(obj["first"]), str(obj["second"])),
-                          winner=None if winner is None else int(winner), ending=ending, format="arena",
-                          index=int(obj.get("index", 0)), source=source, properties=dict(obj), detail=detail)
+    return GameRecordData(game=obj["game"], moves=list(moves), players=(obj["first"], obj["second"]),
+                          winner=winner, ending=ending, format="arena", index=index, source=source,
+                          properties=dict(obj), detail=detail)
 
 
 def parse_arena_lines(text: str, source: str = "<text>") -> list[GameRecordData]:
@@ -96,7 +139,7 @@ def _result(value: str, where: str) -> tuple[int | None, str | None]:
         return None, None
     first = text[0].upper()
     if first not in "BWR":
-        raise RecordError(f"{where}: RE[{value}] is not a result (expected B, W, B+, W+R, B+Resign ...)")
+        raise RecordError(f"{where}: RE[{clip(value)}] is not a result (expected B, W, B+, W+R, B+Resign ...)")
     winner = 0 if first == "B" else 1
     reason = text[1:].lstrip("+").strip().lower()
     if reason in ("r", "resign"):
@@ -115,7 +158,7 @@ def _kind(game: SgfGame, where: str) -> str:
         return "littlegolem-conhex"
     if gm is not None:
         if gm.strip() != "11":
-            raise RecordError(f"{where}: GM[{gm}] is not Hex: expected GM[11] (Hex) or FF[CONHEX] "
+            raise RecordError(f"{where}: GM[{clip(gm)}] is not Hex: expected GM[11] (Hex) or FF[CONHEX] "
                               f"(Little Golem ConHex)")
         return "sgf-hex"
     if ev.startswith("hex") or "littlegolem" in so:
@@ -135,7 +178,7 @@ def _board_size(root: SgfNode, where: str) -> int:
     text = (root.get("SZ") or "11").strip()
     m = re.fullmatch(r"(\d+)(?:\s*:\s*(\d+))?", text)
     if not m or (m.group(2) and m.group(2) != m.group(1)):
-        raise RecordError(f"{where}: SZ[{text}] is not a square board size")
+        raise RecordError(f"{where}: SZ[{clip(text)}] is not a square board size")
     return int(m.group(1))
 
 
@@ -153,7 +196,7 @@ def _spec(kind: str, root: SgfNode, where: str) -> Game:
             game = None  # free-form rules text (not ours)
         if game is not None:
             if game.board.name != board:
-                raise RecordError(f"{where}: RU[{rules}] is a {game.board.name} game, but the record is {board}")
+                raise RecordError(f"{where}: RU[{clip(rules)}] is a {game.board.name} game, but the record is {board}")
             return game
     try:
         return parse_game(default)
@@ -228,7 +271,7 @@ def record_from_sgf(game: SgfGame, index: int = 0, source: str = "") -> GameReco
     stop: tuple[str, int] | None = None  # ("resign"/"forfeit", player)
     for k, (node, tag, value) in enumerate(nodes):
         number = len(moves) + 1
-        here = f"{where}: line {node.line}: move {number} ({tag}[{value}])"
+        here = f"{where}: line {node.line}: move {number} ({tag}[{clip(value)}])"
         if stop is not None:
             raise RecordError(f"{here}: the game already ended with a {stop[0]}")
         player = 0 if tag == first_tag else 1
@@ -257,7 +300,7 @@ def record_from_sgf(game: SgfGame, index: int = 0, source: str = "") -> GameReco
             raise RecordError(f"{here}: a pass is not a move in {board.name}")
         hole = _hole(kind, spec, value)
         if hole is None:
-            raise RecordError(f"{here}: {value!r} is not a point of the {board.name} board; "
+            raise RecordError(f"{here}: {clip(repr(value))} is not a point of the {board.name} board; "
                               f"{_point_help(kind, spec)}")
         if mirrored:
             hole = transpose[hole]
@@ -270,7 +313,7 @@ def record_from_sgf(game: SgfGame, index: int = 0, source: str = "") -> GameReco
     if stop is not None:
         ending, winner = stop[0], 1 - stop[1]
         if re_winner is not None and re_winner != winner:
-            raise RecordError(f"{where}: RE[{re_value}] says the {'first' if re_winner == 0 else 'second'} "
+            raise RecordError(f"{where}: RE[{clip(re_value)}] says the {'first' if re_winner == 0 else 'second'} "
                               f"player won, but that player {'resigned' if ending == 'resign' else 'forfeited'}")
     elif re_winner is not None:
         winner, ending = re_winner, re_reason or "unknown"
@@ -306,17 +349,18 @@ def check_record(record: GameRecordData, env: VecEnv | None = None) -> State:
         state = play_moves(env, record.moves)
     except IllegalMoveError as err:
         i = err.move_number - 1
-        shown = record.moves[i] if record.notation[i] == record.moves[i] else \
-            f"{record.notation[i]}, our {record.moves[i]}"
-        raise RecordError(f"{prefix}move {err.move_number} ({shown}): {err.reason}") from None
+        shown = clip(record.moves[i]) if record.notation[i] == record.moves[i] else \
+            f"{clip(record.notation[i])}, our {clip(record.moves[i])}"
+        raise RecordError(f"{prefix}move {err.move_number} ({shown}): {clip(err.reason, 200)}") from None
     winner = int(state.winner[0])
     if winner >= 0:
         if record.winner is not None and record.winner != winner:
-            raise RecordError(f"{prefix}the record says {record.winner_name} won, but the moves end with "
+            raise RecordError(f"{prefix}the record says {clip(str(record.winner_name))} won, but the moves end with "
                               f"winner {winner}")
         record.winner, record.ending = winner, "connection"
     elif record.ending == "connection":
-        raise RecordError(f"{prefix}the record says {record.winner_name} won, but the moves end with winner None")
+        raise RecordError(f"{prefix}the record says {clip(str(record.winner_name))} won, but the moves end with "
+                          f"winner None")
     return state
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +20,17 @@ tagged ``W``); Hex SGF (``GM[11]``: HexGui, MoHex/benzene, PlayHex)."""
 
 
 class RecordError(ValueError):
-    """A record file or one of its games cannot be read or does not replay; says where and why."""
+    """A record file or one of its games cannot be read or does not replay; says where and why, in
+    one line (line breaks and other control characters from the file are shown escaped)."""
+
+    def __init__(self, message: str):
+        super().__init__(re.sub(r"[\x00-\x1f\x7f]", lambda m: repr(m.group())[1:-1], str(message)))
+
+
+def clip(text: str, limit: int = 40) -> str:
+    """Text from a file, for a message: control characters escaped, at most ``limit`` characters."""
+    text = re.sub(r"[\x00-\x1f\x7f]", lambda m: repr(m.group())[1:-1], str(text))
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 @dataclass

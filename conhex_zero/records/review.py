@@ -11,7 +11,8 @@ preferred move. For move k:
 * ``value_after``: the same in the position after the move (100 or 0 once the game is won);
 * ``best_move``: the move the AI would have played instead;
 * ``loss``: how much of the mover's own win chance the move gave away: the mover's win percent
-  before minus after (negative when the move turned out better than the AI expected).
+  before minus after, or 0 when the move did not lose anything (a move the search finds better
+  afterwards than it expected before gives nothing away: a loss is never negative).
 
 ``mistakes`` are the moves with the largest losses (positive ones only), biggest first.
 
@@ -45,7 +46,7 @@ class MoveReview:
     value_before: float | None  # X's win %, position before the move
     value_after: float | None  # X's win %, position after it
     best_move: str | None  # the AI's choice in the position before the move
-    loss: float | None  # mover's win % before minus after
+    loss: float | None  # mover's win % before minus after, at least 0
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -172,7 +173,7 @@ def review_game(game: str | Game, moves: Sequence[str] | Sequence[int], player_s
         before, after = percent[k], percent[k + 1]
         loss = None
         if before is not None and after is not None:
-            loss = (before - after) if mover == 0 else (after - before)
+            loss = max(0.0, (before - after) if mover == 0 else (after - before)) + 0.0  # never -0.0
         review.moves.append(MoveReview(k + 1, name, str(note), mover, before, after,
                                        None if best[k] is None else spec.action_name(best[k]), loss))
     ranked = sorted((m for m in review.moves if m.loss is not None and m.loss > 0),

@@ -17,6 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+MAX_DEPTH = 400
+"""Variations nested deeper than this are refused (the parser recurses once per level)."""
+
+
 class SgfSyntaxError(ValueError):
     """Malformed SGF text; ``line`` and ``column`` (1-based) say where."""
 
@@ -101,9 +105,11 @@ class _Reader:
             raise self.error("a game has no node (expected ';' after '(')", start + 1)
         return SgfGame(nodes, line, column, skipped)
 
-    def tree(self) -> tuple[list[SgfNode], int]:
+    def tree(self, depth: int = 0) -> tuple[list[SgfNode], int]:
         """``( node+ tree* )`` from the '(' on: the main line and the number of skipped variations."""
         open_pos = self.pos
+        if depth > MAX_DEPTH:
+            raise self.error(f"variations are nested more than {MAX_DEPTH} deep")
         self.pos += 1  # '('
         nodes: list[SgfNode] = []
         skipped = 0
@@ -115,7 +121,7 @@ class _Reader:
             raise self.error(f"expected ';' to start a node, found {self.show(self.peek())}")
         first_child = True
         while self.peek() == "(":
-            child, child_skipped = self.tree()
+            child, child_skipped = self.tree(depth + 1)
             if first_child:
                 nodes.extend(child)
                 skipped += child_skipped

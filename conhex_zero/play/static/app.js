@@ -13,8 +13,10 @@ let spot = null;       // a candidate move pointed at in the table
 let drawn = null;      // {spec, holes: [<g>], cells: [<polygon>]}: the board now in the SVG
 
 // ------------------------------------------------------------------------------------- server
+// Every POST sends JSON with its content type (the server refuses other POSTs: see server.py).
 async function api(method, path, body) {
   const opts = { method, headers: {} };
+  if (method === "POST" && body === undefined) body = {};
   if (body !== undefined) {
     opts.headers["Content-Type"] = "application/json";
     opts.body = JSON.stringify(body);
