@@ -25,6 +25,9 @@ from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.games.game import Game, parse_game
 
 
+PLAYERS = ("permutation", "permutation+legal", "sampled")
+
+
 class PermutationPlayer:
     """Random games at almost no cost: per game, a random permutation of the holes."""
 
@@ -100,27 +103,40 @@ def _sync(device: torch.device) -> None:
 
 
 def bench_env(game: str | Game, batch: int, device: str = "cpu", seconds: float = 3.0,
-              threads: int | None = None, seed: int = 0, warmup_steps: int = 30) -> dict:
+              threads: int | None = None, seed: int = 0, warmup_steps: int = 30, player: str = "permutation") -> dict:
     """Run random games for about ``seconds`` and report throughput.
 
+    ``player``: ``permutation`` (the engine alone, see the module docstring); ``permutation+legal``
+    (the same games, and every step also computes the new positions' legal masks, as pgx's step
+    does: the work of pgx's benchmark loop); ``sampled`` (every step computes the legal masks and
+    draws fresh uniform numbers to pick a legal action, like pgx's categorical player).
     Returns a dict with ``steps_per_s`` (live steps per second), ``games_per_s`` and the settings.
     """
+    if player not in PLAYERS:
+        raise ValueError(f"player {player!r}: one of {', '.join(PLAYERS)}")
     game = parse_game(game)
     env = VecEnv(game, device=device)
     with torch_threads(threads):
-        player = PermutationPlayer(env, batch, seed=seed)
+        sampled, with_legal = player == "sampled", player != "permutation"
+        masks: list[torch.Tensor] = []
+        permutations = PermutationPlayer(env, batch, seed=seed)
         generator = torch.Generator(device=env.device).manual_seed(seed)
         state = env.reset(batch, generator)
 
         def one_step(state: State) -> tuple[State, torch.Tensor, int]:
             live = ~state.done
-            action = player.actions(state)
+            action = env.random_actions(state, generator) if sampled else permutations.actions(state)
             state = env.step(state, action)
-            player.advance(action, live)
+            if with_legal:
+                masks.append(env.legal_mask(state))  # kept a little, as a caller would use them
+                del masks[:-2]
+            if not sampled:
+                permutations.advance(action, live)
             finished = state.done.nonzero().squeeze(1)
             if finished.numel():
-                state = env.reset_done(state, generator, in_place=True)
-                player.restart(finished)
+                state = env.reset_done(state, generator, in_place=True, rows=finished)
+                if not sampled:
+                    permutations.restart(finished)
             return state, live.sum(), finished.numel()
 
         for _ in range(warmup_steps):
@@ -152,6 +168,7 @@ def bench_env(game: str | Game, batch: int, device: str = "cpu", seconds: float 
         "live_steps": live_total,
         "steps_per_s": live_total / elapsed,
         "games_per_s": games / elapsed,
+        "player": player,
         "torch": torch.__version__,
         "allocator_tuned": allocator._applied,
     }

@@ -7,6 +7,7 @@ its random player samples uniformly among legal actions inside the same jitted p
 
 from __future__ import annotations
 
+import os
 import time
 
 
@@ -17,6 +18,11 @@ def pgx_available() -> bool:
     except ImportError:
         return False
     return True
+
+
+SINGLE_THREAD_XLA = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+"""``XLA_FLAGS`` that keep JAX's CPU backend on one thread (set before JAX starts: see
+``benchmarks/bench_vs_pgx.py``, which runs pgx in a subprocess for that)."""
 
 
 def bench_pgx_hex(batch: int, seconds: float = 3.0, size: int = 11, seed: int = 0) -> dict:
@@ -73,4 +79,5 @@ def bench_pgx_hex(batch: int, seconds: float = 3.0, size: int = 11, seed: int = 
         "steps_per_s": live_total / elapsed,
         "jax": jax.__version__,
         "pgx": pgx.__version__,
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
     }

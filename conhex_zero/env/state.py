@@ -77,7 +77,7 @@ class State:
         out = []
         for name in FIELDS:
             a, b = getattr(self, name), getattr(other, name)
-            out.append(select(mask.view(-1, *([1] * (a.dim() - 1))), a, b))
+            out.append(a if b is a else select(mask.view(-1, *([1] * (a.dim() - 1))), a, b))
         return State(*out)
 
     def put(self, index: Tensor, other: "State", in_place: bool = False) -> "State":

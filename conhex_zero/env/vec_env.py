@@ -20,10 +20,16 @@ Only step 4's relabelling touches all C cells; everything else works on the K ce
 and their K*D neighbours.
 
 The swap action maps the whole position through the board's swap symmetry with colours exchanged
-(the piece swap of the pie rule). Finished games are left unchanged by later steps.
+(the piece swap of the pie rule). Without random opening pieces the board holds a single piece when
+the swap is legal, so the swap is that piece's image placed by the swapper on an emptied board: the
+step blanks the swapping games and places the image like any move (a few blends, where mapping every
+game's whole position through the symmetry costs several times a step). With random pieces the whole
+position is mapped. Finished games are left unchanged by later steps.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import torch
@@ -83,6 +89,7 @@ class VecEnv:
         # The swap: the position mapped through a side-exchanging symmetry, colours exchanged.
         self.symmetries = SymmetryTables(board, dev)
         self._swap_symmetry = self.symmetries.index(board.swap_symmetry)
+        self._swap_image = torch.tensor(board.symmetry(board.swap_symmetry).hole_perm, device=dev)  # [H]
         # The mirror-move limit: image of every hole under each limited symmetry.
         names = self.game.mirror_symmetries
         self.num_mirrors = len(names)
@@ -128,14 +135,20 @@ class VecEnv:
                            f"use fewer random pieces")
 
     def reset_done(self, state: State, generator: torch.Generator | None = None,
-                   in_place: bool = False) -> State:
+                   in_place: bool = False, rows: Tensor | None = None) -> State:
         """Finished games replaced by new ones; running games untouched.
 
         Every game is blended with a fresh one under the ``done`` mask (no host synchronisation;
-        with random opening pieces the fresh games are drawn for the whole batch).
+        with random opening pieces the fresh games are drawn for the whole batch). A host loop that
+        already knows the finished games' indices passes them as ``rows``: only those are written.
         ``in_place=True`` writes into ``state``'s own tensors instead of new ones: for loops that
         own the state (such as the one ``step`` just returned).
         """
+        if rows is not None:
+            if rows.numel() == 0:
+                return state
+            fresh = self.reset(rows.numel(), generator) if self.game.random_pieces else self._empty_row
+            return state.put(rows, fresh, in_place=in_place)
         done = state.done
         fresh = self.reset(state.batch_size, generator) if self.game.random_pieces else self._empty_row
         out = state.where(done, fresh)
@@ -202,6 +215,14 @@ class VecEnv:
         if check:
             self.check_actions(state, action)
         H, C = self.num_holes, self.num_cells
+        single_piece_swap = self.game.swap and self.game.random_pieces == 0
+        if single_piece_swap:
+            # At the swap's ply the board holds one piece: swapping is placing its image, for the
+            # swapper, on an emptied board (rows that swap are blanked, their action becomes the image).
+            swapping = (state.winner < 0) & (action == H)  # [B]
+            piece = (state.holes >= 0).to(torch.int8).argmax(1)  # [B] hole of the single piece
+            state = state.where(swapping, self._blank(state))
+            action = torch.where(swapping, self._swap_image.index_select(0, piece), action)
         K, D = self.hole_cells.shape[1], self.neighbours.shape[1]
         B = action.shape[0]
         dev = self.device
@@ -274,9 +295,18 @@ class VecEnv:
             last=last,
             streak=streak,
         )
-        if self.game.swap:  # the pie rule: games that swap take the mapped position (no sync)
+        if single_piece_swap:  # the image piece does not count as a move to mirror
+            if self.game.mirror is not None:
+                next_state = dataclasses.replace(next_state, last=torch.where(swapping, -1, next_state.last))
+        elif self.game.swap:  # the pie rule: games that swap take the mapped position (no sync)
             next_state = next_state.where(live & is_swap, self._swapped(state))
         return next_state
+
+    def _blank(self, state: State) -> State:
+        """Empty boards that keep each game's turn, ply and result (for the single-piece swap)."""
+        empty = self._empty_row
+        return State(empty.holes, empty.cells, empty.counts, empty.label, empty.reach, state.to_move, state.ply,
+                     state.winner, empty.last, empty.streak)
 
     def _swapped(self, state: State) -> State:
         """Positions mapped through the swap symmetry with colours exchanged; next player 0."""
