@@ -91,7 +91,7 @@ def test_commands_name_a_bad_line(tmp_path, capsys):
                                            "garbage\n")
     assert main(["ladder", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert f"ladder.jsonl:2: not a JSON object" in err and len(err.strip().splitlines()) == 1
+    assert "ladder.jsonl:2: not a JSON object" in err and len(err.strip().splitlines()) == 1
     (tmp_path / "ladder.jsonl").write_text('{"type": "result", "first": "a", "second": "b", "first_wins": "x", '
                                            '"second_wins": 1}\n')
     assert main(["ladder", str(tmp_path)]) == 2
