@@ -90,7 +90,7 @@ def test_edge_templates_hold_by_brute_force():
 
 def template_connects(stone, holes, side, nbrs):
     """Does the owner of ``stone`` reach ``side`` inside ``holes`` when the defender moves first?"""
-    from functools import lru_cache
+    from functools import cache
 
     def reaches(owned):
         seen, todo = {stone}, [stone]
@@ -104,7 +104,7 @@ def template_connects(stone, holes, side, nbrs):
                     todo.append(y)
         return False
 
-    @lru_cache(maxsize=None)
+    @cache
     def owner_wins(owned, taken, defender_to_move):
         if reaches(owned):
             return True
@@ -172,11 +172,11 @@ def test_solver_proof_sets_are_proofs():
 def brute_mover_wins(ref, mine, theirs, player):
     """Does ``player`` to move win, whatever the stone counts (plain negamax, the reference's
     connection test only)?"""
-    from functools import lru_cache
+    from functools import cache
 
     full = (1 << ref.cells) - 1
 
-    @lru_cache(maxsize=None)
+    @cache
     def wins(mine, theirs, player):
         if ref.connected(theirs, 1 - player):
             return False
@@ -187,6 +187,24 @@ def brute_mover_wins(ref, mine, theirs, player):
         return any(not wins(theirs, mine | m, 1 - player) for m in moves)
 
     return wins(mine, theirs, player)
+
+
+def test_solver_refuses_what_it_cannot_solve():
+    with pytest.raises(SolverError, match="Hex boards only"):
+        HexSolver(conhex_board())
+    with pytest.raises(SolverError, match="stops at"):
+        HexSolver(hex_board(7))
+
+
+@pytest.mark.slow
+def test_solver_settles_every_hex5_opening():
+    """The full solve (about 25 s of CPU time): every opening on its own, no symmetry and no book."""
+    board = hex_board(5)
+    solver = HexSolver(board, book=False)
+    wins = {board.hole_names[a] for a in range(25) if solver.winner(1 << a, 0, 1) == 0}
+    assert wins == HEX5_FIRST_PLAYER_WINS
+    truths = HexSolver(board, book=False).opening_truths()
+    assert {board.hole_names[t.action] for t in truths if t.first_player_wins} == HEX5_FIRST_PLAYER_WINS
 
 
 def test_symmetry_groups_of_the_empty_boards():

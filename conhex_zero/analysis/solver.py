@@ -43,12 +43,21 @@ blocked. Every rule above only ever discards moves that provably lose or stops a
 so the search is exact; ``tests/test_openings.py`` checks it against an independent brute-force
 solver (``tests/hex_solver.py``) on 2 x 2 to 4 x 4 and on random 4 x 4 and 5 x 5 positions.
 
-**Measured.** All 25 openings of Hex 5 x 5 (no swap) took 22 s of CPU time on one core (Python
-3.11, ``HexSolver(hex_board(5), book=False).opening_truths()``, 13 openings searched, the other 12
-their 180-degree turns; about 290,000 positions); 4 x 4 takes a tenth of a second. 6 x 6 is refused:
-a single corner opening did not finish in ten minutes. The first player wins 5 x 5 by opening on
-c3, b3, d3, c2, c4, b2, d4, d2, b4, e2, a4, e1 or a5 (13 of 25; ``hex_openings.SOLVED_OPENINGS``,
-which ``book=True`` answers empty-board openings from, and the slow test re-solves).
+**Measured** on this project's 2-core machine, shared with a training run (load about 5, so wall
+time is about twice the CPU time), Python 3.11, one core::
+
+    PYTHONPATH=. OMP_NUM_THREADS=1 python -c "from conhex_zero.analysis.solver import HexSolver;
+      from conhex_zero.games.hex import hex_board;
+      print(HexSolver(hex_board(5), book=False).winning_openings())"
+
+took 28.3 s wall, 13.7 s CPU including the imports. The solve itself (``opening_truths``)
+settles all 25 Hex 5 x 5 openings (no swap) in 11.8 s of CPU time (23.8 s wall; 13 openings
+searched, the other 12 their half turns; 157,150 positions). Searching every opening on its own,
+as the slow test does (``winner`` on each of the 25), takes 21.6 s of CPU time (43.6 s wall;
+287,240 positions). 4 x 4 takes a tenth of a second. 6 x 6 is refused: neither its a1 opening
+(ten minutes) nor c3 (seven minutes) finished. The first player wins 5 x 5 by opening on c3, b3,
+d3, c2, c4, b2, d4, d2, b4, e2, a4, e1 or a5 (13 of 25; ``hex_openings.SOLVED_OPENINGS``, which
+``book=True`` answers empty-board openings from, and which the slow test re-solves).
 """
 
 from __future__ import annotations
@@ -63,8 +72,8 @@ from conhex_zero.games.board import PLAYER_SIDES, BoardGraph
 from conhex_zero.games.game import Game, parse_game
 
 MAX_SOLVABLE_HOLES = 25
-"""Largest board the solver accepts: 5 x 5 (all openings in about 20 s of CPU time). A 6 x 6 opening
-did not finish within ten minutes in pure Python, so 6 x 6 and larger are refused."""
+"""Largest board the solver accepts: 5 x 5 (all 25 openings in about 12 s of CPU time). 6 x 6
+openings did not finish within minutes in pure Python, so 6 x 6 and larger are refused."""
 
 # Edge template IIIa (the ziggurat) for a stone at (column c, row 2) and the top side: the holes
 # (c + dc, r) that must be free of the opponent's stones. Two mirror forms. Other sides are reached
