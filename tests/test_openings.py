@@ -8,6 +8,7 @@ import struct
 import pytest
 import torch
 
+from conhex_zero.analysis.hex_openings import SOLVED_OPENINGS
 from conhex_zero.analysis.openings import analyse_moves, symmetry_groups
 from conhex_zero.analysis.solver import HexSolver, SolverError
 from conhex_zero.cli.main import main
@@ -21,13 +22,100 @@ from hex_solver import HexSolver as ReferenceSolver
 HEX4 = "checkpoints/hex4-l3h32.pt"
 HEX5 = "checkpoints/hex5-l4h64.pt"
 
+# Hex 5x5 without swap: the openings after which the first player (top-bottom) wins, as solved by
+# analysis/solver.py (the slow test below solves all 25 again). The other 12 lose.
+HEX5_FIRST_PLAYER_WINS = {"e1", "b2", "c2", "d2", "e2", "b3", "c3", "d3", "a4", "b4", "c4", "d4", "a5"}
 
+
+def turned(name, n):
+    """The hole's image under the 180-degree turn of the n x n board."""
+    c, r = ord(name[0]) - ord("a"), int(name[1:]) - 1
+    return f"{chr(ord('a') + n - 1 - c)}{n - r}"
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
 def test_solver_openings_match_an_independent_solver(n):
     truths = HexSolver(hex_board(n)).opening_truths()
-    assert {t.action for t in truths if t.first_player_wins} == ReferenceSolver(n).winning_openings()
+    reference = ReferenceSolver(n).winning_openings()
+    assert {t.action for t in truths if t.first_player_wins} == reference
+    assert HexSolver(hex_board(n)).winning_openings() == reference
+
+
+def test_hex5_opening_table():
+    names = hex_board(5).hole_names
+    assert len(names) == 25 and HEX5_FIRST_PLAYER_WINS <= set(names) and len(HEX5_FIRST_PLAYER_WINS) == 13
+    # The 180-degree turn keeps both players' sides: an opening and its turn have the same outcome.
+    assert {turned(m, 5) for m in HEX5_FIRST_PLAYER_WINS} == HEX5_FIRST_PLAYER_WINS
+    assert {"c3", "e1", "d2", "b4", "a5"} <= HEX5_FIRST_PLAYER_WINS  # the centre and the short diagonal
+    assert SOLVED_OPENINGS[5] == HEX5_FIRST_PLAYER_WINS  # the package's table, answered by the book
+    solver = HexSolver(hex_board(5))
+    assert {names[a] for a in solver.winning_openings()} == HEX5_FIRST_PLAYER_WINS and solver.nodes == 0
+
+
+@pytest.mark.parametrize("opening", ["c3", "d2", "a1", "c1", "e5"])
+def test_solver_settles_some_hex5_openings_quickly(opening):
+    board = hex_board(5)
+    solver = HexSolver(board, book=False)
+    a = board.hole_names.index(opening)
+    assert (solver.winner(1 << a, 0, 1) == 0) == (opening in HEX5_FIRST_PLAYER_WINS)
+    assert solver.nodes > 0
+
+
+def test_solver_refuses_boards_above_5x5():
+    assert HexSolver(hex_board(5)).size == 25
+    with pytest.raises(SolverError, match="stops at 25"):
+        HexSolver(hex_board(6))
+
+
+def test_edge_templates_hold_by_brute_force():
+    """Every edge template the solver uses connects its stone to its side against any defence,
+    checked by exhaustive play inside the template's holes (nothing shared with the solver's code)."""
+    for n in (5, 7):
+        board = hex_board(n)
+        solver = HexSolver(board, max_holes=n * n)
+        nbrs = {i: set() for i in range(n * n)}
+        for i, j in board.adjacency:
+            nbrs[i].add(j)
+            nbrs[j].add(i)
+        side_cells = [{h for h in range(n * n) if s in board.cell_sides[h]} for s in range(4)]
+        for player, (sa, sb) in enumerate(((0, 1), (2, 3))):
+            for side, templates in zip((sa, sb), solver.templates[player]):
+                assert len(templates) == 2 * (n - 3)  # two mirror forms, wherever they fit
+                for stone, carrier in templates:
+                    s = stone.bit_length() - 1
+                    holes = frozenset(h for h in range(n * n) if carrier >> h & 1)
+                    assert len(holes) == 8 and s not in holes and holes & side_cells[side]
+                    assert template_connects(s, holes, side_cells[side], nbrs)
+
+
+def template_connects(stone, holes, side, nbrs):
+    """Does the owner of ``stone`` reach ``side`` inside ``holes`` when the defender moves first?"""
+    from functools import cache
+
+    def reaches(owned):
+        seen, todo = {stone}, [stone]
+        while todo:
+            x = todo.pop()
+            if x in side:
+                return True
+            for y in nbrs[x]:
+                if y in owned and y not in seen:
+                    seen.add(y)
+                    todo.append(y)
+        return False
+
+    @cache
+    def owner_wins(owned, taken, defender_to_move):
+        if reaches(owned):
+            return True
+        free = holes - owned - taken
+        if not free:
+            return False
+        if defender_to_move:
+            return all(owner_wins(owned, taken | {x}, False) for x in free)
+        return any(owner_wins(owned | {x}, taken, True) for x in free)
+
+    return owner_wins(frozenset(), frozenset(), True)
 
 
 def test_solver_known_results():
@@ -37,18 +125,68 @@ def test_solver_known_results():
     assert win4 == {"d1", "c2", "b3", "a4"}
 
 
-def test_solver_agrees_on_random_positions():
-    solver, ref = HexSolver(hex_board(4)), ReferenceSolver(4)
+@pytest.mark.parametrize("n, count, stones", [(3, 40, (0, 5)), (4, 60, (4, 10)), (5, 30, (12, 16))])
+def test_solver_agrees_on_random_positions(n, count, stones):
+    solver, ref = HexSolver(hex_board(n), book=False), ReferenceSolver(n)
     rnd = random.Random(3)
-    for _ in range(40):
-        cells = rnd.sample(range(16), rnd.randint(0, 7))
+    checked = 0
+    while checked < count:
+        cells = rnd.sample(range(n * n), rnd.randint(*stones))
         first = sum(1 << c for c in cells[0::2])
         second = sum(1 << c for c in cells[1::2])
         if solver.connected(first, 0) or solver.connected(second, 1):
             continue
+        checked += 1
         to_move = len(cells) % 2
         ref_mover_wins = ref.mover_wins(first, second)
-        assert (solver.winner(first, second, to_move) == to_move) == ref_mover_wins
+        assert (solver.winner(first, second, to_move) == to_move) == ref_mover_wins, (first, second)
+
+
+def test_solver_proof_sets_are_proofs():
+    """A proof set really decides the position: give the loser every empty hole outside it and an
+    independent brute force still finds the same winner."""
+    n = 4
+    solver, ref = HexSolver(hex_board(n), book=False), ReferenceSolver(n)
+    full = (1 << n * n) - 1
+    rnd = random.Random(5)
+    checked = 0
+    while checked < 60:
+        cells = rnd.sample(range(n * n), rnd.randint(4, 9))
+        first = sum(1 << c for c in cells[0::2])
+        second = sum(1 << c for c in cells[1::2])
+        if solver.connected(first, 0) or solver.connected(second, 1):
+            continue
+        checked += 1
+        p = len(cells) % 2
+        mine, theirs = (first, second) if p == 0 else (second, first)
+        wins, proof = solver.prove(mine, theirs, p)
+        empty = full & ~(first | second)
+        assert proof & ~empty == 0
+        if wins:  # the loser takes every empty hole outside the proof set
+            theirs |= empty & ~proof
+        else:
+            mine |= empty & ~proof
+        assert brute_mover_wins(ref, mine, theirs, p) == wins, (first, second, proof)
+
+
+def brute_mover_wins(ref, mine, theirs, player):
+    """Does ``player`` to move win, whatever the stone counts (plain negamax, the reference's
+    connection test only)?"""
+    from functools import cache
+
+    full = (1 << ref.cells) - 1
+
+    @cache
+    def wins(mine, theirs, player):
+        if ref.connected(theirs, 1 - player):
+            return False
+        empty = full & ~(mine | theirs)
+        moves = [1 << i for i in range(ref.cells) if empty >> i & 1]
+        if any(ref.connected(mine | m, player) for m in moves):
+            return True
+        return any(not wins(theirs, mine | m, 1 - player) for m in moves)
+
+    return wins(mine, theirs, player)
 
 
 def test_solver_refuses_what_it_cannot_solve():
@@ -56,6 +194,17 @@ def test_solver_refuses_what_it_cannot_solve():
         HexSolver(conhex_board())
     with pytest.raises(SolverError, match="stops at"):
         HexSolver(hex_board(7))
+
+
+@pytest.mark.slow
+def test_solver_settles_every_hex5_opening():
+    """The full solve (about 25 s of CPU time): every opening on its own, no symmetry and no book."""
+    board = hex_board(5)
+    solver = HexSolver(board, book=False)
+    wins = {board.hole_names[a] for a in range(25) if solver.winner(1 << a, 0, 1) == 0}
+    assert wins == HEX5_FIRST_PLAYER_WINS
+    truths = HexSolver(board, book=False).opening_truths()
+    assert {board.hole_names[t.action] for t in truths if t.first_player_wins} == HEX5_FIRST_PLAYER_WINS
 
 
 def test_symmetry_groups_of_the_empty_boards():
@@ -149,6 +298,25 @@ def test_openings_command_json_and_pictures(tmp_path, capsys):
     assert png_size(png) == (640, 480)
     head = svg.read_text()[:2000]
     assert 'width="640' in head and 'height="480' in head
+
+
+def test_openings_command_checks_hex5_against_the_exact_solver(tmp_path, capsys):
+    out = tmp_path / "o.json"
+    assert main(["openings", HEX5, "--sims", "2", "--repeats", "1", "--json", str(out), "--quiet"]) == 0
+    assert "exact solver: the search classifies" in capsys.readouterr().out
+    rows = json.loads(out.read_text())["openings"]
+    assert len(rows) == 25 and {r["move"] for r in rows if r["exact_win"]} == HEX5_FIRST_PLAYER_WINS
+
+
+def test_state_winners_reports_progress():
+    from conhex_zero.env.state import State
+
+    env = VecEnv("hex-5")
+    # X (top-bottom) c3: two disjoint edge templates, a win. X a1, O c3: the same for O.
+    state = State.cat([play_moves(env, "c3"), play_moves(env, "a1 c3")])
+    calls = []
+    winners = HexSolver(env.game.board, book=False).state_winners(state, calls.append)
+    assert winners.tolist() == [0, 1] and calls == [0, 1, 2]
 
 
 @pytest.mark.parametrize("args, message", [

@@ -141,8 +141,12 @@ def symmetry_groups(env: VecEnv, state: State, actions: list[int]) -> list[int]:
 
 def analyse_moves(env: VecEnv, state: State, checkpoint: Checkpoint, checkpoint_name: str = "",
                   sims: int = 200, repeats: int = 2, seed: int = 0, exact: HexSolver | None = None,
-                  on_simulation: Callable[[int], None] | None = None) -> PositionAnalysis:
-    """Analyse every legal move of ``state`` (a batch of one running game)."""
+                  on_simulation: Callable[[int], None] | None = None,
+                  on_solved: Callable[[int], None] | None = None) -> PositionAnalysis:
+    """Analyse every legal move of ``state`` (a batch of one running game).
+
+    ``on_simulation(k)`` is called after each search simulation, ``on_solved(k)`` after the exact
+    solver has settled the k-th move (only with ``exact``)."""
     if state.batch_size != 1 or bool(state.done[0]):
         raise ValueError("analyse_moves needs one running game")
     if repeats < 1 or sims < 1:
@@ -192,7 +196,7 @@ def analyse_moves(env: VecEnv, state: State, checkpoint: Checkpoint, checkpoint_
     pooled: dict[int, list[float]] = {}
     for i, g in enumerate(groups):
         pooled.setdefault(g, []).extend(win[:, i].tolist())
-    truth = _exact(exact, children, mover) if exact is not None else [None] * M
+    truth = _exact(exact, children, mover, on_solved) if exact is not None else [None] * M
     moves = []
     for i, a in enumerate(actions):
         samples = pooled[groups[i]]
@@ -211,5 +215,6 @@ def analyse_moves(env: VecEnv, state: State, checkpoint: Checkpoint, checkpoint_
                             mover=mover, moves=moves, is_opening=is_opening)
 
 
-def _exact(solver: HexSolver, children: State, mover: int) -> list[bool]:
-    return [w == mover for w in solver.state_winners(children).tolist()]
+def _exact(solver: HexSolver, children: State, mover: int,
+           progress: Callable[[int], None] | None = None) -> list[bool]:
+    return [w == mover for w in solver.state_winners(children, progress).tolist()]

@@ -20,8 +20,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "opening: the network's prior, the first player's chance of winning when the second player does "
         "not swap (win %), its spread over repeated searches and symmetric openings, and whether the "
         "second player should swap under the pie rule (yes when the opener's win % is above 50). "
-        "Symmetric openings are grouped; the table is sorted by strength. On Hex boards up to 4x4 an "
-        "exact solver adds the truth. With --after, the "
+        "Symmetric openings are grouped; the table is sorted by strength. On Hex boards up to 5x5 an "
+        "exact solver adds the truth (5x5 openings from a verified table; other positions are solved, "
+        "with a progress bar). With --after, the "
         "moves of any later position are analysed instead.",
         epilog="examples:\n  conhex-zero openings checkpoints/hex5-l4h64.pt --png openings.png\n"
                "  conhex-zero openings runs/r/best.pt --game conhex --sims 400 --json openings.json\n"
@@ -117,13 +118,25 @@ def run(args: argparse.Namespace) -> int:
             pass  # not Hex, or too big for the exact solver
 
     legal = int(env.legal_mask(state)[0].sum())
-    bar = tqdm(total=args.sims, desc=f"searching {legal} moves x {args.repeats}", unit="sim",
-               disable=args.quiet, leave=False)
+    bars = {"search": tqdm(total=args.sims, desc=f"searching {legal} moves x {args.repeats}", unit="sim",
+                           disable=args.quiet, leave=False)}
+
+    def solved(k: int) -> None:
+        # The exact solver runs after the search (k = 0 before its first move): swap the search's
+        # bar for the solver's, since a 5x5 position a move or two deep can take seconds.
+        if "exact" not in bars:
+            bars["search"].close()
+            bars["exact"] = tqdm(total=legal, desc=f"solving {legal} moves exactly", unit="move",
+                                 disable=args.quiet, leave=False)
+        bars["exact"].update(k - bars["exact"].n)
+
     try:
         analysis = analyse_moves(env, state, ckpt, args.checkpoint, sims=args.sims, repeats=args.repeats,
-                                 seed=args.seed, exact=solver, on_simulation=lambda k: bar.update(1))
+                                 seed=args.seed, exact=solver, on_simulation=lambda k: bars["search"].update(1),
+                                 on_solved=solved)
     finally:
-        bar.close()
+        for bar in bars.values():
+            bar.close()
 
     print(format_table(analysis, args.top))
     output_json(analysis.to_json(), args.json)
