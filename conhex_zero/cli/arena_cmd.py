@@ -7,8 +7,8 @@ import re
 import time
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, HelpFormatter, game_for_players, print_json, resolve_device
-
+from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, game_for_players, print_json,
+                                    resolve_device)
 PLAYERS_HELP = ("a player: random, mcts-rollout:K (random-rollout MCTS, K simulations), policy:CKPT "
                 "(a checkpoint's raw policy), CKPT or CKPT:sims=N (checkpoint + search), or "
                 "gtp:\"COMMAND\" (an external engine speaking GTP)")
@@ -52,6 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--gtp-parallel", type=int, default=4, help="engine processes per GTP player")
     p.add_argument("--seed", type=int, default=0, help="match seed (default: 0)")
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
+    add_threads_argument(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)

@@ -22,8 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     env.add_argument("--batch", type=int, default=4096, help="games played at once (default: 4096)")
     env.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     env.add_argument("--seconds", type=float, default=3.0, help="measuring time (default: 3)")
-    env.add_argument("--threads", type=int, default=None,
-                     help="torch CPU threads (default: torch's default, all cores)")
+    env.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: 1)")
     env.add_argument("--seed", type=int, default=0)
     env.add_argument("--json", action="store_true", help="print the result as JSON")
     env.set_defaults(run=run_env)
@@ -42,7 +41,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         sp.add_argument("--batch", type=int, default=batch, help=f"positions at once (default: {batch})")
         sp.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
         sp.add_argument("--seconds", type=float, default=3.0, help="measuring time (default: 3)")
-        sp.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+        sp.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: 1)")
         sp.add_argument("--json", action="store_true", help="print the result as JSON")
     net.add_argument("--compile", action="store_true", help="run the model through torch.compile")
     search.add_argument("--sims", type=int, default=64, help="simulations per search (default: 64)")

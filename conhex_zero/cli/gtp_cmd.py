@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from conhex_zero.cli.common import CliError, HelpFormatter, game_for_players, resolve_device, warn
-from conhex_zero.cli.play_cmd import PLAYER_HELP, single_threaded
+from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, game_for_players,
+                                    resolve_device, warn)
+from conhex_zero.cli.play_cmd import PLAYER_HELP
 
 
 HEXGUI_COMMAND = "conhex-zero gtp /path/to/CKPT --game hex-11:swap --swap-name swap-pieces"
@@ -45,8 +46,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--swap-name", choices=("swap", "swap-pieces"), default="swap",
                    help="how genmove names the swap (HexGui understands swap-pieces; default: swap)")
     p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
-    p.add_argument("--threads", type=int, default=1, help="CPU threads for torch (default: 1, fastest "
-                   "for one game at a time)")
+    add_threads_argument(p)
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     p.set_defaults(run=run)
 
@@ -62,24 +62,23 @@ def run(args: argparse.Namespace) -> int:
     if args.resign is not None and not 0 <= args.resign <= 1:
         raise CliError("--resign takes a value between 0 and 1")
     spec = game_for_players("gtp", args.game, [args.player])
-    with single_threaded(args.threads):
-        try:
-            engine = GTPEngine(args.player, spec, simulations=args.sims, seed=args.seed,
-                               temperature=args.temperature, resign_threshold=args.resign,
-                               swap_name=args.swap_name, device=str(resolve_device(args.device)),
-                               warn=lambda message: warn("gtp", message))
-        except (PlayerSpecError, CheckpointError, PlayError) as err:
-            raise CliError(str(err)) from None
-        try:
-            for line, too_long in read_lines(sys.stdin):
-                response = engine.too_long(line) if too_long else engine.handle(line)
-                if response:
-                    sys.stdout.write(response)
-                    sys.stdout.flush()
-                if engine.quit:
-                    break
-        except KeyboardInterrupt:
-            pass
-        finally:
-            engine.close()
+    try:
+        engine = GTPEngine(args.player, spec, simulations=args.sims, seed=args.seed,
+                           temperature=args.temperature, resign_threshold=args.resign,
+                           swap_name=args.swap_name, device=str(resolve_device(args.device)),
+                           warn=lambda message: warn("gtp", message))
+    except (PlayerSpecError, CheckpointError, PlayError) as err:
+        raise CliError(str(err)) from None
+    try:
+        for line, too_long in read_lines(sys.stdin):
+            response = engine.too_long(line) if too_long else engine.handle(line)
+            if response:
+                sys.stdout.write(response)
+                sys.stdout.flush()
+            if engine.quit:
+                break
+    except KeyboardInterrupt:
+        pass
+    finally:
+        engine.close()
     return 0

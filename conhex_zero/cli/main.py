@@ -13,7 +13,7 @@ from typing import Sequence
 from conhex_zero import __version__
 from conhex_zero.cli import (arena_cmd, bench_cmd, curve_cmd, gtp_cmd, ladder_cmd, openings_cmd, play_cmd, replay_cmd,
                              report_cmd, rules_cmd, serve_cmd, train_cmd)
-from conhex_zero.cli.common import CliError, HelpFormatter
+from conhex_zero.cli.common import CliError, torch_threads, HelpFormatter
 from conhex_zero.env.allocator import keep_freed_memory
 from conhex_zero.env.notation import IllegalMoveError
 from conhex_zero.games.game import GameSpecError, MoveError
@@ -59,8 +59,10 @@ def run_command(name: str, fn, args: argparse.Namespace) -> int:
     from conhex_zero.train.config import ConfigError
 
     keep_freed_memory()
+    threads = getattr(args, "threads", None) if name not in ("train", "bench") else None
     try:
-        return int(fn(args) or 0)
+        with torch_threads(threads):
+            return int(fn(args) or 0)
     except (CliError, GameSpecError, MoveError, IllegalMoveError, ConfigError, CheckpointError, PlayerSpecError,
             RecordError, JsonlError) as err:
         print(f"conhex-zero {name}: error: {err}", file=sys.stderr)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from conhex_zero.cli.common import (CliError, HelpFormatter, game_for_players, load_record, output_json,
-                                     resolve_device, warn)
+from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, game_for_players, load_record,
+                                    output_json, resolve_device, warn)
 
 DEFAULT_SIMS = 200
 
@@ -49,7 +49,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--top", type=int, default=0, metavar="K", help="print only the K strongest groups")
     p.add_argument("--seed", type=int, default=0, help="search seed (default: 0)")
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
-    p.add_argument("--threads", type=int, default=0, help="CPU threads for torch (default: all cores)")
+    add_threads_argument(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
 
@@ -76,7 +76,6 @@ def check_output(path: str | None, suffix: str, option: str) -> Path | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import torch
     from tqdm import tqdm
 
     from conhex_zero.analysis.openings import analyse_moves
@@ -97,8 +96,6 @@ def run(args: argparse.Namespace) -> int:
         ckpt = load_checkpoint(args.checkpoint, device)
     except CheckpointError as err:
         raise CliError(str(err)) from None
-    if args.threads > 0:
-        torch.set_num_threads(args.threads)
     if args.record:
         return review_record(args)
     env = VecEnv(game_for_players("openings", args.game, [args.checkpoint]), device)

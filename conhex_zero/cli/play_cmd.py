@@ -14,8 +14,8 @@ import threading
 import time
 from typing import Iterator, TextIO
 
-from conhex_zero.cli.common import (CliError, HelpFormatter, game_for_players, is_terminal, resolve_device,
-                                     use_color)
+from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, game_for_players, is_terminal,
+                                    resolve_device, use_color)
 
 PLAYER_HELP = ("the AI: random, mcts-rollout:K (random-rollout MCTS, K simulations), policy:CKPT (a "
                "checkpoint's raw policy), CKPT or CKPT:sims=N (checkpoint + search), or gtp:\"COMMAND\"")
@@ -59,25 +59,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--top", type=int, default=5, help="candidate moves shown (default: 5)")
     p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
     p.add_argument("--no-color", action="store_true", help="no ANSI colours, even in a terminal")
-    p.add_argument("--threads", type=int, default=1, help="CPU threads for torch (default: 1)")
-    p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
+    add_threads_argument(p)
     p.set_defaults(run=run)
-
-
-@contextlib.contextmanager
-def single_threaded(threads: int) -> Iterator[None]:
-    """torch limited to ``threads`` CPU threads for the block: one game's small tensors run fastest
-    on one thread, and two engines playing each other do not fight over cores."""
-    import torch
-
-    if threads < 1:
-        raise CliError("--threads must be at least 1")
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def format_analysis(analysis, who: str, top: int) -> list[str]:
@@ -305,22 +288,21 @@ def run(args: argparse.Namespace) -> int:
     if args.top < 0:
         raise CliError("--top must be 0 or more")
     game_spec = game_for_players("play", args.game, [args.player])
-    with single_threaded(args.threads):
-        try:
-            session = PlaySession(game_spec, args.player, seed=args.seed, simulations=args.sims,
-                                  temperature=args.temperature, device=resolve_device(args.device))
-        except (PlayerSpecError, CheckpointError, PlayError) as err:
-            raise CliError(str(err)) from None
-        interactive = is_terminal(sys.stdin) and is_terminal(sys.stderr)  # both terminals: no script reads stderr
-        game = TerminalGame(session, 0 if args.side == "first" else 1, sys.stdin, sys.stdout,
-                            color=use_color(sys.stdout) and not args.no_color, top=args.top,
-                            progress=sys.stderr if interactive else None)
-        try:
-            return game.run()
-        except KeyboardInterrupt:
-            game.say("", "Interrupted: game left unfinished. Goodbye.")
-            return 130
-        except PlayError as err:  # the AI could not move (an external engine failed)
-            raise CliError(str(err)) from None
-        finally:
-            session.close()
+    try:
+        session = PlaySession(game_spec, args.player, seed=args.seed, simulations=args.sims,
+                              temperature=args.temperature, device=resolve_device(args.device))
+    except (PlayerSpecError, CheckpointError, PlayError) as err:
+        raise CliError(str(err)) from None
+    interactive = is_terminal(sys.stdin) and is_terminal(sys.stderr)  # both terminals: no script reads stderr
+    game = TerminalGame(session, 0 if args.side == "first" else 1, sys.stdin, sys.stdout,
+                        color=use_color(sys.stdout) and not args.no_color, top=args.top,
+                        progress=sys.stderr if interactive else None)
+    try:
+        return game.run()
+    except KeyboardInterrupt:
+        game.say("", "Interrupted: game left unfinished. Goodbye.")
+        return 130
+    except PlayError as err:  # the AI could not move (an external engine failed)
+        raise CliError(str(err)) from None
+    finally:
+        session.close()

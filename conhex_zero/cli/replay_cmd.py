@@ -11,7 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, HelpFormatter, load_record, print_json, resolve_device, use_color
+from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, load_record, print_json,
+                                    resolve_device, use_color)
 from conhex_zero.env.notation import play_moves, render_state, split_moves, summarize
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.play.session import position_line
@@ -71,6 +72,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="the analysing player's seed (default: 0)")
     p.add_argument("--mistakes", type=int, default=3, metavar="K", help="how many mistakes to list (default: 3)")
     p.add_argument("--device", default="cpu", help="device for --analyse: cpu or cuda (default: cpu)")
+    add_threads_argument(p)
     p.add_argument("--to-sgf", metavar="OUT",
                    help="also write the game as SGF (Little Golem style for ConHex, GM[11] for Hex)")
     p.set_defaults(run=run)

@@ -9,7 +9,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, HelpFormatter, game_for_players, resolve_device
+from conhex_zero.cli.common import CliError, HelpFormatter, add_threads_argument, game_for_players, resolve_device
 from conhex_zero.cli.openings_cmd import parse_size
 
 
@@ -40,6 +40,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--size", default="800x800", metavar="WxH", help="board picture size (default: 800x800)")
     p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
+    add_threads_argument(p)
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(run=run)
 

@@ -11,8 +11,9 @@ import signal
 import sys
 import threading
 
-from conhex_zero.cli.common import CliError, HelpFormatter, game_for_players, resolve_device, warn
-from conhex_zero.cli.play_cmd import PLAYER_HELP, single_threaded
+from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, game_for_players,
+                                    resolve_device, warn)
+from conhex_zero.cli.play_cmd import PLAYER_HELP
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -51,8 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="sample the AI's moves from visit counts ** (1/T) (default: 0, the best move)")
     p.add_argument("--top", type=int, default=5, help="candidate moves shown (default: 5)")
     p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
-    p.add_argument("--threads", type=int, default=1, help="CPU threads for torch (default: 1)")
-    p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
+    add_threads_argument(p)
     p.add_argument("--verbose", action="store_true", help="log every HTTP request on stderr")
     p.set_defaults(run=run)
 
@@ -96,39 +96,38 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise CliError("--port must be between 0 and 65535")
     spec = game_for_players("serve", args.game, [args.player])
-    with single_threaded(args.threads):
+    try:
+        game = GameServer(args.player, spec, 0 if args.side == "first" else 1,
+                          simulations=args.sims, temperature=args.temperature, seed=args.seed,
+                          device=str(resolve_device(args.device)), top=args.top,
+                          warn=lambda message: warn("serve", message))
+    except (PlayerSpecError, CheckpointError, PlayError) as err:
+        raise CliError(str(err)) from None
+    try:
         try:
-            game = GameServer(args.player, spec, 0 if args.side == "first" else 1,
-                              simulations=args.sims, temperature=args.temperature, seed=args.seed,
-                              device=str(resolve_device(args.device)), top=args.top,
-                              warn=lambda message: warn("serve", message))
-        except (PlayerSpecError, CheckpointError, PlayError) as err:
-            raise CliError(str(err)) from None
+            server = PlayServer(game, args.host, args.port, verbose=args.verbose, allowed_hosts=args.allow_host)
+        except OSError as err:
+            if err.errno == errno.EADDRINUSE:
+                raise CliError(f"port {args.port} on {args.host} is already in use: choose another with "
+                               f"--port P (or --port 0 for a free one)") from None
+            raise CliError(f"cannot listen on {args.host}:{args.port}: {err.strerror or err}") from None
+        if not is_local(args.host):
+            print(f"conhex-zero serve: warning: listening on {args.host}, so other machines can reach "
+                  "this page and play moves; there is no password", file=sys.stderr)
+        print(f"conhex-zero serve: {game.session.game.spec} against {game.session.player_name} at "
+              f"{server.url}  (Ctrl-C to stop)", flush=True)
+        if args.open:
+            open_browser(server.url)
+        # Ctrl-C and `kill` stop the server, even when the shell that started it in the background
+        # made the process ignore SIGINT (as non-interactive shells do for `cmd &`).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
         try:
-            try:
-                server = PlayServer(game, args.host, args.port, verbose=args.verbose, allowed_hosts=args.allow_host)
-            except OSError as err:
-                if err.errno == errno.EADDRINUSE:
-                    raise CliError(f"port {args.port} on {args.host} is already in use: choose another with "
-                                   f"--port P (or --port 0 for a free one)") from None
-                raise CliError(f"cannot listen on {args.host}:{args.port}: {err.strerror or err}") from None
-            if not is_local(args.host):
-                print(f"conhex-zero serve: warning: listening on {args.host}, so other machines can reach "
-                      "this page and play moves; there is no password", file=sys.stderr)
-            print(f"conhex-zero serve: {game.session.game.spec} against {game.session.player_name} at "
-                  f"{server.url}  (Ctrl-C to stop)", flush=True)
-            if args.open:
-                open_browser(server.url)
-            # Ctrl-C and `kill` stop the server, even when the shell that started it in the background
-            # made the process ignore SIGINT (as non-interactive shells do for `cmd &`).
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            signal.signal(signal.SIGTERM, signal.default_int_handler)
-            try:
-                server.serve_forever()
-            except KeyboardInterrupt:
-                print("\nconhex-zero serve: stopped.", flush=True)
-            finally:
-                server.server_close()
+            server.serve_forever()
+        except KeyboardInterrupt:
+            print("\nconhex-zero serve: stopped.", flush=True)
         finally:
-            game.close()
+            server.server_close()
+    finally:
+        game.close()
     return 0

@@ -29,6 +29,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", help="cpu or cuda (overrides the config's device)")
     p.add_argument("--stop-after", type=int, metavar="N",
                    help="stop after N iterations in this session (with a checkpoint; --resume continues)")
+    p.add_argument("--threads", type=int, metavar="N", help="torch CPU threads, the same as the override threads=N "
+                   "(default: the config's, 1 unless set; 0: one per core)")
     p.add_argument("--quiet", action="store_true", help="no progress bars and no resolved config (one line per "
                    "iteration)")
     p.add_argument("overrides", nargs="*", metavar="key=value",
@@ -51,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     from conhex_zero.train.run_dir import RunDir, TrainStateError
 
     overrides = list(args.overrides)
+    if args.threads is not None:
+        overrides.append(f"threads={args.threads}")
     if args.device:
         resolve_device(args.device)
         overrides.append(f"device={args.device}")
