@@ -60,6 +60,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
     p.add_argument("--no-color", action="store_true", help="no ANSI colours, even in a terminal")
     add_threads_argument(p)
+    p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     p.set_defaults(run=run)
 
 

@@ -53,6 +53,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--top", type=int, default=5, help="candidate moves shown (default: 5)")
     p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
     add_threads_argument(p)
+    p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     p.add_argument("--verbose", action="store_true", help="log every HTTP request on stderr")
     p.set_defaults(run=run)
 
