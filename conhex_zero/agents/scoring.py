@@ -91,7 +91,8 @@ class ScoringSummary:
     def to_json(self) -> dict:
         low, high = self.pair_score_ci95
         return {"pairs": [p.to_json() for p in self.pairs],
-                "pair_score": {"player1": self.pair_score, "ci95": [round(low, 4), round(high, 4)], **self.counts()},
+                "pair_score": {"player1": self.pair_score, "player2": 1.0 - self.pair_score,
+                               "ci95": [round(low, 4), round(high, 4)], "pairs_won": self.counts()},
                 "pieces_per_win": self.pieces_per_win()}
 
 

@@ -42,6 +42,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--opening-plies", type=int, default=1, metavar="K",
                    help="random moves opening each pair of games, colours exchanged within a pair "
                    "(default: 1; 0 starts every game from the empty board)")
+    p.add_argument("--scoring", action="store_true",
+                   help="also score the match in the scoring variant: pairs of games from the same opening "
+                   "with colours exchanged, the winner of a game scores the pieces it placed, the lower "
+                   "total over the pair wins the pair (a player winning both games wins it; equal totals "
+                   "are a draw, half a pair each); reports the pair score with a 95%% interval, pieces "
+                   "per win and each pair's result by opening (JSON keys pairs, pair_score, pieces_per_win)")
     p.add_argument("--until-decided", action="store_true",
                    help="play rounds until the 99%% interval of the score excludes 1/2 (or --games)")
     p.add_argument("--round", type=int, default=20, metavar="R", help="games per round with --until-decided")
@@ -73,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     from conhex_zero.ladder.store import Ladder
     from conhex_zero.nn.checkpoint import CheckpointError
 
+    if args.scoring and (args.games % 2 or (args.until_decided and args.round % 2)):
+        raise CliError("--scoring plays pairs: --games (and --round) must be even")
     for flag, value, low in (("--games", args.games, 1), ("--round", args.round, 1),
                              ("--gtp-parallel", args.gtp_parallel, 1), ("--opening-plies", args.opening_plies, 0)):
         if value < low:
@@ -113,8 +121,9 @@ def run(args: argparse.Namespace) -> int:
             if player.name not in ladder.players:
                 ladder.add_player(player.name, kind)
         ladder.add_match(players[0].name, players[1].name, result.wins_by_colour, env.game.spec)
+    scoring = result.scoring() if args.scoring else None
     if args.json:
-        print_json(result.to_json(records))
+        print_json({**result.to_json(records), **(scoring.to_json() if scoring else {})})
         return 0
     low, high = result.score_ci95
     elo_low, elo_high = result.elo_ci95
@@ -129,4 +138,26 @@ def run(args: argparse.Namespace) -> int:
     print(f"score of {result.players[0]}: {result.score:.3f} [{low:.3f}, {high:.3f}]   "
           f"Elo difference {_elo(result.elo)} [{_elo(elo_low)}, {_elo(elo_high)}] (95%)")
     print(f"mean game length {result.mean_length:.1f} plies; forfeits {result.forfeits}; records: {records}")
+    if scoring:
+        print_scoring(scoring, result.players)
     return 0
+
+
+def print_scoring(scoring, names: tuple[str, str]) -> None:
+    """The scoring variant's pairs: score with interval, pieces per win, each pair by opening."""
+    low, high = scoring.pair_score_ci95
+    counts, pieces = scoring.counts(), scoring.pieces_per_win()
+    print(f"scoring variant, {len(scoring.pairs)} pairs: {names[0]} wins {counts['player1']}, {names[1]} wins "
+          f"{counts['player2']}, {counts['draw']} drawn; pair score of {names[0]}: {scoring.pair_score:.3f} "
+          f"[{low:.3f}, {high:.3f}] (95%)")
+    for k, name in enumerate(names):
+        per_win = pieces[f"player{k + 1}"]
+        print(f"  {name}: {'no win' if per_win is None else f'{per_win:.1f} pieces per win'}")
+    print("  opening        game 1 (P1 first)      game 2 (P2 first)      totals P1/P2   pair")
+    for pair in scoring.pairs:
+        games = []
+        for w, n in zip(pair.winners, pair.pieces):
+            games.append(f"{'P1' if w == 0 else 'P2'} wins, {n} pieces")
+        totals = "/".join("-" if t is None else str(t) for t in pair.totals)
+        result = {"player1": "P1", "player2": "P2", "draw": "draw"}[pair.result]
+        print(f"  {' '.join(pair.opening) or '(empty)':<14} {games[0]:<22} {games[1]:<22} {totals:<14} {result}")
