@@ -15,6 +15,7 @@ our own players are checked; an illegal one is a bug and raises.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -59,6 +60,13 @@ class MatchResult:
     rounds: int = 1
     decided: bool | None = None
     pieces: list[int] = field(default_factory=list)  # per game: pieces the winner placed (scoring variant)
+    thinking_s: list[float] = field(default_factory=lambda: [0.0, 0.0])  # per player: seconds in act()
+    moves_made: list[int] = field(default_factory=lambda: [0, 0])  # per player: moves chosen
+
+    @property
+    def seconds_per_move(self) -> list[float | None]:
+        """Each player's thinking time per move (its batched calls' time over the moves they made)."""
+        return [t / n if n else None for t, n in zip(self.thinking_s, self.moves_made)]
 
     @property
     def score(self) -> float:
@@ -89,7 +97,9 @@ class MatchResult:
         by = {k: [a + b for a, b in zip(self.wins_by_colour[k], other.wins_by_colour[k])] for k in self.wins_by_colour}
         return MatchResult(self.game, self.players, self.games + other.games,
                            [a + b for a, b in zip(self.wins, other.wins)], by, self.lengths + other.lengths,
-                           self.records + other.records, self.rounds + other.rounds, pieces=self.pieces + other.pieces)
+                           self.records + other.records, self.rounds + other.rounds, pieces=self.pieces + other.pieces,
+                           thinking_s=[a + b for a, b in zip(self.thinking_s, other.thinking_s)],
+                           moves_made=[a + b for a, b in zip(self.moves_made, other.moves_made)])
 
     def scoring(self) -> ScoringSummary:
         """The games as scoring-variant pairs (games 2i and 2i + 1 of each round share an opening)."""
@@ -116,6 +126,7 @@ class MatchResult:
                 "wins_by_colour": {"player1": self.wins_by_colour["player1"],
                                    "player2": self.wins_by_colour["player2"]},
                 "mean_length": self.mean_length, "forfeits": self.forfeits, "rounds": self.rounds,
+                "seconds_per_move": [None if x is None else round(x, 5) for x in self.seconds_per_move],
                 "decided": self.decided, "records": str(records_path) if records_path else None}
 
 
@@ -154,6 +165,7 @@ def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: 
     state, opening_moves = random_openings(env, env.initial_state(games), pair_keys.repeat_interleave(2)[:games],
                                            opening)
     history = [list(map(int, row)) for row in opening_moves.tolist()]
+    thinking, moves_made = [0.0, 0.0], [0, 0]
     results = [""] * games
     p1_first = torch.arange(games, device=dev) % 2 == 0  # [G]
     players = (player1, player2)
@@ -176,7 +188,10 @@ def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: 
             rows = (live & (p1_to_move if k == 0 else ~p1_to_move)).nonzero().squeeze(1)
             if rows.numel():
                 keys = rng.fold(game_keys[rows], state.ply[rows])
+                started = time.perf_counter()
                 actions[rows] = player.act(state[rows], keys, history=[history[g] for g in rows.tolist()])
+                thinking[k] += time.perf_counter() - started
+                moves_made[k] += rows.numel()
                 failures = getattr(player, "last_failures", {}) or {}
                 for local, reason in failures.items():
                     results[int(rows[local])] = f"forfeit: {player.name}: {reason}"
@@ -218,7 +233,8 @@ def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: 
                                   winner=w, winner_name=(first, second)[w], result=results[g] or "connection"))
     return MatchResult(game=env.game.spec, players=names, games=games, wins=wins, wins_by_colour=by_colour,
                        lengths=state.ply.tolist(), records=records,
-                       pieces=pieces_placed(state.holes, state.winner).tolist())
+                       pieces=pieces_placed(state.holes, state.winner).tolist(),
+                       thinking_s=thinking, moves_made=moves_made)
 
 
 def play_until_decided(env: VecEnv, player1: Player, player2: Player, max_games: int, round_games: int,

@@ -137,7 +137,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {result.players[k]:<{width}}  {result.wins[k]:>5} wins   (moving first {first}, second {second})")
     print(f"score of {result.players[0]}: {result.score:.3f} [{low:.3f}, {high:.3f}]   "
           f"Elo difference {_elo(result.elo)} [{_elo(elo_low)}, {_elo(elo_high)}] (95%)")
+    per_move = ", ".join(f"{name} {'-' if t is None else f'{1000 * t:.1f} ms'}"
+                         for name, t in zip(result.players, result.seconds_per_move))
     print(f"mean game length {result.mean_length:.1f} plies; forfeits {result.forfeits}; records: {records}")
+    print(f"thinking time per move (batched): {per_move}")
     if scoring:
         print_scoring(scoring, result.players)
     return 0
