@@ -9,7 +9,8 @@ without evaluation; the figures are the medians, over the iterations that traine
 own metrics, which are totals over the ranks: self-play positions (moves searched) per second of
 the slowest rank's self-play phase, and training samples per second summed over the ranks.
 With ``--repeats R`` the rows are measured R times, interleaved, and each row keeps its best run
-(on a shared machine the other tenants only ever slow a run down). Speed-up = throughput / that of the first row (one process, one thread on CPU, one GPU);
+(on a shared machine the other tenants only ever slow a run down). Speed-up = throughput / that of
+the first row (one process, one thread on CPU, one GPU);
 efficiency = speed-up / the cores (CPU: processes x threads) or GPUs used. Prints a table and
 writes benchmarks/results/distributed_<device>.json.
 """

@@ -119,8 +119,9 @@ def test_resume_with_a_smaller_replay_keeps_the_newest_positions(saved_run, tmp_
     run = tmp_path / "run"
     shutil.copytree(saved_run, run)
     notes = []
-    train(load_config(TINY, ["iterations=2", "eval.games=2", "eval.previous_games=2", "replay.capacity=32", "selfplay.positions_per_iteration=32",
-                             "replay.min_size=16"]), run, resume=True, progress=False, log=notes.append)
+    train(load_config(TINY, ["iterations=2", "eval.games=2", "eval.previous_games=2", "replay.capacity=32",
+                             "selfplay.positions_per_iteration=32", "replay.min_size=16"]),
+          run, resume=True, progress=False, log=notes.append)
     assert any("replay.capacity shrinks" in n for n in notes)
     assert (run / "checkpoints" / "iter_0002.pt").is_file()
 

@@ -51,7 +51,9 @@ def write_report(stats: GameStats, openings: PositionAnalysis | None, out_dir: s
         f"# {board.name}: the rules sheet's questions, measured",
         "",
         f"Self-play of `{stats.player}` against itself ({stats.sims} simulations a move, "
-        f"{'Gumbel' if stats.positions else 'Dirichlet'} root noise so that games differ): {stats.no_swap.games} games without the pie rule and {stats.swap.games} with it"
+        f"{'Gumbel' if stats.positions else 'Dirichlet'} root noise so that games differ): "
+        f"{stats.no_swap.games} games without the pie rule and "
+        f"{stats.swap.games} with it"
         + (f", plus {stats.random_games} uniformly random games." if stats.random_games else "."),
         "Intervals are 95% (Wilson). Measured numbers describe this player's games; a stronger player may "
         "play differently.",

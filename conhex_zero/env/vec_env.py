@@ -1,7 +1,8 @@
 """The vectorised rules engine: batched ``step``, legal masks, resets, for any ``Game``.
 
 ``VecEnv`` holds only constant tables (on its device); states are passed in and returned, never
-mutated (except by ``reset_done(..., in_place=True)``, on request). ``step`` is a fixed sequence of tensor ops over the whole batch (no Python loop over games,
+mutated (except by ``reset_done(..., in_place=True)``, on request). ``step`` is a fixed sequence of
+tensor ops over the whole batch (no Python loop over games,
 holes or cells; no host synchronisation except to validate actions with ``check=True``):
 
 1. the piece goes on its hole;

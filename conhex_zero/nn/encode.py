@@ -3,7 +3,8 @@
 Nodes: the H holes, the C cells and the 4 sides (top, bottom, left, right), N = H + C + 4.
 Static edges, row-normalised (a mean over neighbours), of three types: hole-cell incidence,
 cell-cell adjacency, cell-side membership; kept as the dense blocks between node groups (see
-``Graph``: a dense matmul runs in any dtype on any device, where sparse kernels have no bf16). One dynamic edge type, ``contact [B, C, 4]``: a
+``Graph``: a dense matmul runs in any dtype on any device, where sparse kernels have no bf16). One
+dynamic edge type, ``contact [B, C, 4]``: a
 conquered cell is linked to each side its chain touches (the engine caches this per chain).
 
 Features say "mine" / "theirs" relative to the player to move and never name a side as first or

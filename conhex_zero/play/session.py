@@ -16,7 +16,8 @@ engines report nothing (an ``Analysis`` with ``value=None`` and no candidates).
 
 Values are always for the side to move at the analysed position, in [-1, 1]; ``win_percent`` is
 ``50 * (1 + value)``. A search's value of a position is the mean value of the move it chooses
-there (a candidate's ``value`` is its own mean value, None when unvisited). Strength can be lowered by fewer simulations, by a temperature (the AI's move
+there (a candidate's ``value`` is its own mean value, None when unvisited). Strength can be lowered
+by fewer simulations, by a temperature (the AI's move
 is then drawn from visit counts ** (1 / T), or from the prior ** (1 / T) for a policy player, with
 a random draw that depends only on the seed and the position), or by playing an older checkpoint.
 

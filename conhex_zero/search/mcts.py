@@ -17,7 +17,8 @@ capture):
 
 1. *descend*: ``min(sim + 1, max_depth)`` steps, each two gathers: the node's cached next edge
    (``Tree.next_edge``) and the child behind it; searches that reached an unexpanded edge or a
-   terminal node stop moving (masked);
+   terminal node stop moving (masked); on the CPU, where a host read is free, only as many steps
+   as the deepest tree needs (``HOST_READ_DEVICES``);
 2. *expand*: one ``recurrent_fn`` call for the whole batch at each search's leaf edge (searches
    whose path ended on an existing node write to the scratch node);
 3. *back up*: the leaf's value, signed along the path by a cumulative product of the discounts,
@@ -43,6 +44,10 @@ from conhex_zero.search.pytree import tree_map
 from conhex_zero.search.tree import NEG, UNEXPANDED, Tree, decode_child, new_tree, terminal_code
 
 INF = float("inf")
+HOST_READ_DEVICES = ("cpu",)
+"""Devices where reading a scalar on the host costs nothing: there (outside ``torch.compile``) a
+simulation walks only as deep as the deepest tree, which gives the same result in fewer steps (the
+steps below a search's leaf are masked). Elsewhere the bound is fixed and nothing synchronises."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +171,7 @@ class _Search:
         self.gumbel = torch.zeros(B, A, device=self.device)
         self.keys = torch.zeros(B, dtype=torch.long, device=self.device)
         self.sim = torch.zeros((), dtype=torch.long, device=self.device)  # the simulation's index
+        self.depth = torch.zeros((), dtype=torch.long, device=self.device)  # deepest node of any tree
         if config.scheme == "gumbel":
             self.table = considered_table(config.max_considered, config.num_simulations, self.device)
         # Flat views for gathers and scatters.
@@ -183,6 +189,7 @@ class _Search:
             for field in (t.edge_visits, t.edge_value, t.visits, t.value_sum):
                 field.zero_()
             t.node_count.fill_(1)
+            self.depth.zero_()
         self.keys.copy_(keys)
         if cfg.scheme == "gumbel":
             A = t.num_actions
@@ -252,7 +259,10 @@ class _Search:
 
     def simulate(self, sim: int) -> None:
         self.sim.fill_(sim)
-        self._simulate(self.steps(sim))
+        steps = self.steps(sim)
+        if self.device.type in HOST_READ_DEVICES and not torch.compiler.is_compiling():
+            steps = min(steps, int(self.depth) + 1)  # the deepest node is ``depth`` edges down
+        self._simulate(steps)
 
     def _simulate(self, steps: int) -> None:
         """One simulation of ``steps`` descent steps, at simulation index ``self.sim``."""
@@ -299,6 +309,7 @@ class _Search:
         new_code = torch.where(ended, terminal_code(new), new)
         self.children.index_copy_(0, leaf_edge, torch.where(expanding, new_code, code))
         t.node_count += expanding.long()
+        torch.maximum(self.depth, torch.where(expanding, length, 0).amax(), out=self.depth)
 
         # 3. back up: the leaf's own value (0 for a terminal node), then each edge's return.
         leaf = self.base + torch.where(expanding, new, decode_child(code))  # [B] flat

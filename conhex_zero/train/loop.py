@@ -4,7 +4,8 @@ Each iteration plays until ``selfplay.positions_per_iteration`` new positions ar
 buffer, then takes ``positions * optim.sample_reuse / batch_size`` optimiser steps. Every
 ``eval.every`` iterations (and at the end) the network is evaluated through the run's Elo ladder
 (fixed references, the previous checkpoint and nearest-rated earlier ones; see ``evaluate.py``),
-and a checkpoint plus the full training state are written; best.pt is the best-rated checkpoint. Resuming restores all of it (model, optimizer, replay buffer, games in progress, random
+and a checkpoint plus the full training state are written; best.pt is the best-rated checkpoint.
+Resuming restores all of it (model, optimizer, replay buffer, games in progress, random
 generators), so a resumed run continues exactly as if it had not stopped.
 
 Under ``torchrun`` every process runs this same loop (``distributed.py``): each rank plays its own
