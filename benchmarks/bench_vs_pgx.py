@@ -13,8 +13,8 @@ What differs: how the uniformly random move is drawn. pgx's player draws a categ
 mask at every step; ours (``permutation+legal``) reads the next hole of a random permutation drawn
 per game, which gives the same distribution over games (each move is uniform among the empty holes,
 the swap is taken with probability 1/121) at the cost of a few ops. ``sampled`` is also reported:
-ours with a fresh draw among the legal actions at every step (torch.rand over the batch and an
-argmax), the nearest to pgx's player. And pgx compiles its whole step with XLA, ours is eager
+ours with a fresh draw among the legal actions at every step (one uniform per game picks the k-th
+legal action), the nearest to pgx's player. And pgx compiles its whole step with XLA, ours is eager
 PyTorch. Writes ``benchmarks/results/vs_pgx_cpu.json``.
 """
 

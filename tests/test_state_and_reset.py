@@ -76,3 +76,19 @@ def test_reset_done_in_place_overwrites_only_finished_games():
     out = env.reset_done(state, in_place=True)
     assert out.holes is state.holes  # the same tensors, overwritten
     assert out[0].equal(running) and out[1].equal(env.initial_state(1))
+
+
+def test_random_actions_are_uniform_over_the_legal_ones_and_zero_when_done():
+    env = VecEnv("hex-3:swap")
+    gen = torch.Generator().manual_seed(0)
+    state = env.initial_state(9000)
+    state = env.step(state, torch.full((9000,), 4))  # b2: eight empty holes and the swap are legal
+    counts = torch.bincount(env.random_actions(state, gen), minlength=env.num_actions)
+    legal = env.legal_mask(state)[0]
+    assert counts[~legal].sum() == 0
+    assert counts[legal].min() > 900 and counts[legal].max() < 1100  # 1000 expected, sd ~30
+    assert env.random_actions(state, gen, swap=False).eq(env.game.swap_action).sum() == 0
+    for _ in range(9):  # every game of Hex 3x3 ends within nine moves
+        state = env.step(state, env.random_actions(state, gen))
+    assert bool(state.done.all())
+    assert env.random_actions(state, gen).eq(0).all()

@@ -37,6 +37,7 @@ import torch
 from torch import Tensor
 
 from conhex_zero.env.ops import both, or_bytes, padded_width, select
+from conhex_zero.host_reads import may_be_true
 from conhex_zero.env.state import FIELDS, State
 from conhex_zero.env.symmetry import SymmetryTables
 from conhex_zero.games.board import PLAYER_SIDES
@@ -83,6 +84,7 @@ class VecEnv:
         self.turn_table = torch.tensor(self.game.turn_table, device=dev)  # [max_plies + 2]
         self.forbidden = torch.tensor(self.game.forbidden_holes, device=dev)  # [H]
         self.cell_ids = torch.arange(C, dtype=torch.int16, device=dev)[None]  # [1, C]
+        self._cell_ids32 = self.cell_ids.int()  # [1, C] (a gather from int32 is the fastest on the CPU)
         self._zero_holes = torch.zeros((1, H), dtype=torch.int8, device=dev)  # [1, H]
         self._zero_k = torch.zeros((1, K), dtype=torch.int8, device=dev)  # [1, K]
         self._reach_pad = padded_width(K + K * D) - (K + K * D)
@@ -196,14 +198,22 @@ class VecEnv:
 
     def random_actions(self, state: State, generator: torch.Generator | None = None,
                        uniforms: Tensor | None = None, swap: bool = True) -> Tensor:
-        """``[B]`` uniformly random legal actions (0 for finished games): the legal action with the
-        highest of ``uniforms`` ``[B, A]`` (counter-based randomness, see ``search.rng``), or of
-        fresh uniforms drawn from ``generator``. ``swap=False`` never picks the swap."""
-        legal = self.legal_mask(state)
+        """``[B]`` uniformly random legal actions (0 for finished games). With ``uniforms`` ``[B, A]``
+        (counter-based randomness, see ``search.rng``): the legal action with the highest of them;
+        otherwise one uniform per game from ``generator`` picks the k-th legal action (a quarter of
+        the cost: drawing B*A numbers is the dearest op here on the CPU). ``swap=False`` never
+        picks the swap."""
+        legal = self.legal_mask(state)  # [B, A]
         if not swap:
             legal[:, self.game.swap_action] = False
-        u = uniforms if uniforms is not None else torch.rand(legal.shape, generator=generator, device=self.device)
-        return (u * legal).argmax(dim=1)
+        if uniforms is not None:
+            return (uniforms * legal).argmax(dim=1)
+        count = legal.to(torch.int32).cumsum(1, dtype=torch.int32)  # [B, A] legal actions up to each
+        n = count[:, -1]  # [B]
+        u = torch.rand(n.shape, generator=generator, device=self.device)  # [B]
+        k = torch.minimum((u * n).to(torch.int32), n - 1)  # [B] in [0, n): the k-th legal action
+        index = (count <= k[:, None]).view(torch.uint8).sum(1, dtype=torch.int32)  # [B] its position
+        return (index * (n > 0)).long()
 
     # ------------------------------------------------------------------- step
     def step(self, state: State, action: Tensor, check: bool = False) -> State:
@@ -221,9 +231,11 @@ class VecEnv:
             # At the swap's ply the board holds one piece: swapping is placing its image, for the
             # swapper, on an emptied board (rows that swap are blanked, their action becomes the image).
             swapping = (state.winner < 0) & (action == H)  # [B]
-            piece = (state.holes >= 0).to(torch.int8).argmax(1)  # [B] hole of the single piece
-            state = state.where(swapping, self._blank(state))
-            action = torch.where(swapping, self._swap_image.index_select(0, piece), action)
+            any_swap = may_be_true(swapping)  # False only where the host may look (CPU): skip the rewrite
+            if any_swap:
+                piece = (state.holes >= 0).to(torch.int8).argmax(1)  # [B] hole of the single piece
+                state = state.where(swapping, self._blank(state))
+                action = torch.where(swapping, self._swap_image.index_select(0, piece), action)
         K, D = self.hole_cells.shape[1], self.neighbours.shape[1]
         B = action.shape[0]
         dev = self.device
@@ -261,9 +273,9 @@ class VecEnv:
         nb_label = select(mine, rep16.expand(B, K * D).contiguous(), state.label.gather(1, nb))
         nb_label = nb_label.long()  # [B, K*D]: labels of the mover's chains next to new cells
         joining = torch.cat([nb_label, select(new, rep, hc)], dim=1)  # [B, K*D + K] labels to merge
-        relabel = self.cell_ids.expand(B, C).clone()  # [B, C]: old label -> new label
-        relabel.scatter_(1, joining, rep16.expand(B, joining.shape[1]))
-        label = relabel.gather(1, state.label.long())  # [B, C]
+        relabel = self._cell_ids32.expand(B, C).clone()  # [B, C]: old label -> new label
+        relabel.scatter_(1, joining, rep.to(torch.int32).expand(B, joining.shape[1]))
+        label = relabel.gather(1, state.label.long()).to(torch.int16)  # [B, C]
 
         # 5. the merged chain touches the sides of the new cells and of the chains it absorbed
         side_new = torch.take(self.side_bits, flat) * new  # [B, K]
@@ -297,9 +309,9 @@ class VecEnv:
             streak=streak,
         )
         if single_piece_swap:  # the image piece does not count as a move to mirror
-            if self.game.mirror is not None:
+            if self.game.mirror is not None and any_swap:
                 next_state = dataclasses.replace(next_state, last=torch.where(swapping, -1, next_state.last))
-        elif self.game.swap:  # the pie rule: games that swap take the mapped position (no sync)
+        elif self.game.swap and may_be_true(live & is_swap):  # the pie rule: swapping games take the mapped position
             next_state = next_state.where(live & is_swap, self._swapped(state))
         return next_state
 

@@ -18,7 +18,7 @@ capture):
 1. *descend*: ``min(sim + 1, max_depth)`` steps, each two gathers: the node's cached next edge
    (``Tree.next_edge``) and the child behind it; searches that reached an unexpanded edge or a
    terminal node stop moving (masked); on the CPU, where a host read is free, only as many steps
-   as the deepest tree needs (``HOST_READ_DEVICES``);
+   as the deepest tree needs (see ``conhex_zero.host_reads``);
 2. *expand*: one ``recurrent_fn`` call for the whole batch at each search's leaf edge (searches
    whose path ended on an existing node write to the scratch node);
 3. *back up*: the leaf's value, signed along the path by a cumulative product of the discounts,
@@ -37,6 +37,7 @@ from typing import Any, Callable
 import torch
 from torch import Tensor
 
+from conhex_zero.host_reads import host_reads_free
 from conhex_zero.search import rng
 from conhex_zero.search import select as rules
 from conhex_zero.search.halving import considered_table
@@ -44,10 +45,6 @@ from conhex_zero.search.pytree import tree_map
 from conhex_zero.search.tree import NEG, UNEXPANDED, Tree, decode_child, new_tree, terminal_code
 
 INF = float("inf")
-HOST_READ_DEVICES = ("cpu",)
-"""Devices where reading a scalar on the host costs nothing: there (outside ``torch.compile``) a
-simulation walks only as deep as the deepest tree, which gives the same result in fewer steps (the
-steps below a search's leaf are masked). Elsewhere the bound is fixed and nothing synchronises."""
 
 
 @dataclass(frozen=True)
@@ -260,7 +257,7 @@ class _Search:
     def simulate(self, sim: int) -> None:
         self.sim.fill_(sim)
         steps = self.steps(sim)
-        if self.device.type in HOST_READ_DEVICES and not torch.compiler.is_compiling():
+        if host_reads_free(self.device):  # same result: the steps below a search's leaf are masked
             steps = min(steps, int(self.depth) + 1)  # the deepest node is ``depth`` edges down
         self._simulate(steps)
 
