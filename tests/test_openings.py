@@ -308,6 +308,22 @@ def test_openings_command_checks_hex5_against_the_exact_solver(tmp_path, capsys)
     assert len(rows) == 25 and {r["move"] for r in rows if r["exact_win"]} == HEX5_FIRST_PLAYER_WINS
 
 
+def test_openings_command_checks_hex7_against_the_published_solution(tmp_path, capsys):
+    from conhex_zero.analysis.hex_openings import PUBLISHED_OPENINGS
+
+    out = tmp_path / "o.json"
+    assert main(["openings", HEX5, "--game", "hex-7:swap", "--sims", "2", "--repeats", "1", "--json", str(out),
+                 "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "published solution (Hayward et al. 2003): the search classifies" in text and "published" in text
+    data = json.loads(out.read_text())
+    assert data["truth_source"] == "published" and len(data["openings"]) == 49
+    assert {r["move"] for r in data["openings"] if r["exact_win"]} == PUBLISHED_OPENINGS[7]
+    assert main(["openings", HEX5, "--game", "hex-7:swap", "--after", "d4", "--sims", "2", "--repeats", "1",
+                 "--json", str(out), "--quiet"]) == 0  # a later position: no published truth
+    assert json.loads(out.read_text())["truth_source"] is None
+
+
 def test_state_winners_reports_progress():
     from conhex_zero.env.state import State
 

@@ -31,6 +31,7 @@ from conhex_zero.agents.game_search import GameSearch
 from conhex_zero.analysis.solver import HexSolver
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.games.game import Game
 from conhex_zero.nn.checkpoint import Checkpoint
 from conhex_zero.search import rng
 from conhex_zero.search.mcts import SearchConfig
@@ -79,6 +80,9 @@ class PositionAnalysis:
     moves: list[MoveAnalysis]
     """Sorted by group win rate (strongest first), then by prior."""
     is_opening: bool
+    truth_source: str | None = None
+    """Where ``exact_win`` comes from: 'solver' (this package's exact solver), 'published' (the
+    literature's solution of the openings, ``hex_openings.PUBLISHED_OPENINGS``) or None."""
 
     def groups(self) -> list[list[MoveAnalysis]]:
         """Moves grouped by symmetry, in the order of ``moves``."""
@@ -100,7 +104,7 @@ class PositionAnalysis:
                 "net_win_rate", "visits", "group", "exact_win", "samples")
         return {
             "game": self.game, "checkpoint": self.checkpoint, "sims": self.sims, "repeats": self.repeats,
-            "mover": self.mover,
+            "mover": self.mover, "truth_source": self.truth_source,
             "openings" if self.is_opening else "moves": [
                 {k: _rounded(asdict(m)[k]) for k in keys} for m in self.moves],
         }
@@ -196,7 +200,13 @@ def analyse_moves(env: VecEnv, state: State, checkpoint: Checkpoint, checkpoint_
     pooled: dict[int, list[float]] = {}
     for i, g in enumerate(groups):
         pooled.setdefault(g, []).extend(win[:, i].tolist())
-    truth = _exact(exact, children, mover, on_solved) if exact is not None else [None] * M
+    truth: list[bool | None] = [None] * M
+    truth_source = None
+    if exact is not None:
+        truth, truth_source = _exact(exact, children, mover, on_solved), "solver"
+    elif is_opening and published_openings(game) is not None:
+        wins = published_openings(game)
+        truth, truth_source = [game.action_name(a) in wins for a in actions], "published"
     moves = []
     for i, a in enumerate(actions):
         samples = pooled[groups[i]]
@@ -212,7 +222,18 @@ def analyse_moves(env: VecEnv, state: State, checkpoint: Checkpoint, checkpoint_
     for m in moves:
         m.group = renumber[m.group]
     return PositionAnalysis(game=game.spec, checkpoint=checkpoint_name, sims=sims, repeats=repeats,
-                            mover=mover, moves=moves, is_opening=is_opening)
+                            mover=mover, moves=moves, is_opening=is_opening, truth_source=truth_source)
+
+
+def published_openings(game: Game) -> frozenset[str] | None:
+    """The first moves that win for the first player by the literature (Hex 7x7), else None."""
+    from conhex_zero.analysis.hex_openings import PUBLISHED_OPENINGS
+
+    name = game.board.name
+    if (not name.startswith("hex-") or game.random_pieces or game.forbid_depth is not None or game.extra_stone
+            or game.mirror is not None):
+        return None
+    return PUBLISHED_OPENINGS.get(int(name.split("-")[1]))
 
 
 def _exact(solver: HexSolver, children: State, mover: int,

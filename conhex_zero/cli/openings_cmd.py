@@ -176,7 +176,8 @@ def format_table(analysis, top: int = 0) -> str:
     has_exact = any(m.exact_win is not None for m in analysis.moves)
     header = f"{'rank':>4}  {'moves':<24} {'prior':>6} {'net':>6} {'win %':>6} {'spread':>6} {'visits':>6}"
     header += "  swap" if analysis.is_opening else ""
-    header += "  exact" if has_exact else ""
+    published = analysis.truth_source == "published"
+    header += ("  published" if published else "  exact") if has_exact else ""
     lines.append(header)
     groups = analysis.groups()
     for rank, group in enumerate(groups[:top] if top > 0 else groups, 1):
@@ -205,6 +206,7 @@ def format_table(analysis, top: int = 0) -> str:
             f"{'/'.join(x.move for x in g)} ({100 * g[0].win_rate:.0f}%)" for g in fair))
     if has_exact:
         wrong = analysis.exact_errors()
-        lines.append(f"exact solver: the search classifies {len(analysis.moves) - len(wrong)} of "
+        source = "published solution (Hayward et al. 2003)" if published else "exact solver"
+        lines.append(f"{source}: the search classifies {len(analysis.moves) - len(wrong)} of "
                      f"{len(analysis.moves)} moves correctly")
     return "\n".join(lines)
