@@ -256,6 +256,16 @@ def test_swap_map_matches_the_exact_solver_on_hex4():
     assert ranks == sorted(ranks, reverse=True)
 
 
+@pytest.mark.parametrize("sims", [64, 200])
+def test_the_shipped_hex5_model_classifies_every_opening_as_the_solver_does(sims):
+    env = VecEnv("hex-5")
+    analysis = analyse_moves(env, env.initial_state(1), load_checkpoint(HEX5), HEX5, sims=sims, repeats=2,
+                             exact=HexSolver(env.game.board))
+    assert len(analysis.moves) == 25
+    assert [m.move for m in analysis.exact_errors()] == []
+    assert {m.move for m in analysis.moves if m.win_rate > 0.5} == HEX5_FIRST_PLAYER_WINS
+
+
 def test_symmetric_openings_agree_within_the_spread():
     env = VecEnv("hex-5")
     analysis = analyse_moves(env, env.initial_state(1), load_checkpoint(HEX5), sims=16, repeats=2, seed=1)
