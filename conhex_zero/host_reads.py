@@ -10,11 +10,14 @@ are the same either way; the tests that prove the hot path free of synchronisati
 
 from __future__ import annotations
 
+import os
+
 import torch
 from torch import Tensor
 
-HOST_READ_DEVICES: tuple[str, ...] = ("cpu",)
-"""Device types on which a host read costs nothing."""
+HOST_READ_DEVICES: tuple[str, ...] = () if os.environ.get("CONHEX_ZERO_HOST_READS") == "0" else ("cpu",)
+"""Device types on which a host read costs nothing. ``CONHEX_ZERO_HOST_READS=0`` in the environment
+empties it, so that the CPU takes the GPU's path (to count what a GPU would pay, for example)."""
 
 
 def host_reads_free(device: torch.device) -> bool:
