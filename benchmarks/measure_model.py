@@ -16,16 +16,31 @@ import argparse
 import json
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 
 def arena(p1: str, p2: str, games: int, out: Path, seed: int, extra: list[str]) -> dict:
+    """One match; its games go to ``out/ladder-<seed>/ladder.jsonl`` (merged at the end, so that
+    matches may run at once)."""
     records = out / f"{Path(p1).stem}-vs-{p2.replace(':', '_')}.jsonl"
     cmd = ["conhex-zero", "arena", p1, p2, "--games", str(games), "--seed", str(seed), "--json", "--quiet",
-           "--records", str(records), "--ladder", str(out), *extra]
+           "--records", str(records), "--ladder", str(out / f"ladder-{seed}"), *extra]
     print("$", " ".join(cmd), flush=True)
-    done = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
+    start = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"arena failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+    result = json.loads(done.stdout)
+    result["wall_seconds"] = round(time.perf_counter() - start, 1)
+    return result
+
+
+def merge_ladders(out: Path) -> None:
+    """Concatenate the matches' ladders into ``out/ladder.jsonl`` (for ``conhex-zero ladder OUT``)."""
+    parts = sorted(out.glob("ladder-*/ladder.jsonl"))
+    (out / "ladder.jsonl").write_text("".join(p.read_text() for p in parts))
 
 
 def main() -> int:
@@ -35,21 +50,29 @@ def main() -> int:
     ap.add_argument("--sims", type=int, default=64, help="the model's simulations (its default: 64)")
     ap.add_argument("--references", nargs="+", default=["mcts-rollout:1000", "mcts-rollout:200", "random"])
     ap.add_argument("--out", default="runs/measure")
+    ap.add_argument("--equal-time-games", type=int, default=None,
+                    help="games of the equal-time match (default: --games; 0 skips it)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="matches played at once, one process (one thread) each (default: 1)")
     ap.add_argument("--extra", nargs=argparse.REMAINDER, default=[], help="more arena arguments (e.g. --scoring)")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     model = f"{args.checkpoint}:sims={args.sims}"
-    results = {}
-    for k, ref in enumerate(args.references):
-        results[ref] = arena(model, ref, args.games, out, seed=k, extra=args.extra)
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        futures = {ref: pool.submit(arena, model, ref, args.games, out, k, args.extra)
+                   for k, ref in enumerate(args.references)}
+        results = {ref: f.result() for ref, f in futures.items()}
     strongest = args.references[0]
     mine, theirs = results[strongest]["seconds_per_move"]
-    if mine and theirs:
+    equal_games = args.games if args.equal_time_games is None else args.equal_time_games
+    if mine and theirs and equal_games > 0:
         sims = max(1, round(args.sims * theirs / mine))
-        results[f"{strongest} at equal time"] = arena(f"{args.checkpoint}:sims={sims}", strongest, args.games, out,
-                                                      seed=len(args.references), extra=args.extra)
-        results[f"{strongest} at equal time"]["model_sims"] = sims
+        name = f"{strongest} at equal time"
+        results[name] = arena(f"{args.checkpoint}:sims={sims}", strongest, equal_games, out,
+                              seed=len(args.references), extra=args.extra)
+        results[name]["model_sims"] = sims
+    merge_ladders(out)
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     print(f"\n{'opponent':<32} {'score':>7}  {'95% interval':<16} {'wins':>9}  {'s/move (model, ref)'}")
     for name, r in results.items():
