@@ -36,6 +36,20 @@ def test_rules_json(capsys):
     code, out, _ = run(capsys, "rules", "hex-5", "--json")
     data = json.loads(out)
     assert len(data["holes"]) == 25 and data["cells"][0]["holes"] == ["a1"]
+    assert data["rules"]["mirror"] is None and data["rules"]["mirror_symmetries"] == []
+    code, out, _ = run(capsys, "rules", "hex-5:mirror=2", "--json")
+    rules = json.loads(out)["rules"]
+    assert rules["mirror"] == 2 and rules["mirror_symmetries"] == ["rot180", "transpose", "antitranspose"]
+    code, out, _ = run(capsys, "rules", "conhex:mirror=3", "--json")
+    assert json.loads(out)["rules"]["mirror"] == 3 and len(json.loads(out)["rules"]["mirror_symmetries"]) == 7
+
+
+def test_rules_help_explains_the_variants(capsys):
+    with pytest.raises(SystemExit):
+        main(["rules", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "mirror=K" in text and "the (K+1)-th is illegal" in text and "Variante Mosse Speculari" in text
+    assert "--scoring" in text and "equal totals make a drawn pair" in text
 
 
 def test_replay_text_and_json(capsys):

@@ -104,6 +104,16 @@ def test_boardsize_keeps_the_options_of_the_game():
     assert c.handle("boardsize conhex") == "= \n\n" and c.session.moves == []  # the board is cleared
 
 
+def test_a_third_mirror_move_is_refused_with_the_reason():
+    e = GTPEngine("random", game="hex-7:mirror=2")
+    assert e.handle("boardsize 5") == "= \n\n" and e.session.game.spec == "hex-5:mirror=2"
+    check(e, [("play b a1", "= "), ("play w e5", "= "), ("play b b1", "= "), ("play w d5", "= "), ("play b c1", "= "),
+              ("play w c5", "? illegal move: c5: it would be the third consecutive move mirroring the opponent's "
+                            "(rot180); mirror=2 allows 2")])
+    assert "c5" not in e.handle("all_legal_moves").split()
+    check(e, [("play w c4", "= ")])
+
+
 def test_conhex_holes_and_the_swap_by_any_name():
     e = GTPEngine("random", game="conhex", swap_name="swap-pieces")
     check(e, [("play black F6", "= "), ("play white swap-pieces", "= "), ("play b c2", "= "),

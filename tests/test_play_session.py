@@ -180,3 +180,15 @@ def test_bad_players():
         PlaySession("hex-5", "no-such-player")
     with pytest.raises(PlayError, match="simulations"):
         PlaySession("hex-5", "random", simulations=0)
+
+
+def test_a_third_mirror_move_is_refused_with_the_reason():
+    s = PlaySession("hex-5:mirror=2", "random")
+    for move in ["a1", "e5", "b1", "d5", "c1"]:  # O answers X's a1 and b1 with their 180-degree turns
+        s.play(move)
+    with pytest.raises(IllegalMoveError) as err:
+        s.play("c5")
+    assert "third consecutive move mirroring the opponent's (rot180)" in err.value.reason
+    assert err.value.move_number == 6 and s.moves == ["a1", "e5", "b1", "d5", "c1"]
+    assert "c5" not in s.legal_moves()
+    s.play("c4")  # any other move is fine

@@ -481,3 +481,21 @@ def test_echoed_input_is_shortened():
         assert status == 404 and len(r["error"]) < 100
         status, r = call(base, "/api/play", {"move": "d4"})
         assert status == 400 and "'d4' is not a move in hex-3" in r["error"]  # short names stay whole
+
+
+def turned(name: str, n: int) -> str:
+    """The Hex n x n hole's image under the 180-degree turn."""
+    c, r = ord(name[0]) - ord("a"), int(name[1:]) - 1
+    return f"{chr(ord('a') + n - 1 - c)}{n - r}"
+
+
+def test_a_third_mirror_move_is_refused_with_the_reason():
+    with serving("random", "hex-5:mirror=2", human=1) as base:
+        for k in range(3):  # the human (O) answers each of the AI's moves with its 180-degree turn
+            status, r = call(base, "/api/ai", {})
+            assert status == 200
+            status, r = call(base, "/api/play", {"move": turned(r["move"], 5)})
+            if k < 2:
+                assert status == 200, r
+        assert status == 400 and "third consecutive move mirroring the opponent's (rot180)" in r["error"]
+        assert call(base, "/api/state")[1]["ply"] == 5  # nothing changed

@@ -14,7 +14,24 @@ SPEC_HELP = """\
 GAME is a spec string: NAME[:OPTION,...] with NAME conhex, hex (= hex-11) or hex-N (N = 2..19).
 Options: swap / noswap (pie rule; default on for conhex, off for hex), forbid=K (the first move may
 not be on a hole at depth >= K from the frame), random=K (K random opening pieces per player),
-extra-stone (the second player's first turn places two pieces).
+extra-stone (the second player's first turn places two pieces), mirror=K (the mirror-move limit).
+
+The mirror-move limit (mirror=K; the Italian Hex sheet's "Variante Mosse Speculari" is K = 2): a
+move mirrors when it is the image of the opponent's immediately preceding move under one fixed
+non-identity symmetry of the board (Hex: the 180-degree turn and the two diagonal reflections;
+ConHex: its seven turns and reflections, listed by --json as mirror_symmetries). A player may make
+at most K consecutive mirror moves under the same symmetry: the (K+1)-th is illegal (it is missing
+from the legal moves, and replay, play, serve and GTP refuse it with the reason). Streaks count per
+player and per symmetry: a move resets the player's streak of every symmetry under which it
+is not a mirror. The
+swap, and a move that follows one's own move (the extra stone), mirror nothing and end the player's
+streaks; the swap ends both players' streaks.
+
+The scoring variant ("Variante Punteggio") is a match format, not a rule option: see
+'conhex-zero arena --help' (--scoring). Games are played in pairs with colours exchanged; the winner
+of a game scores the pieces they placed, and over a pair the lower total wins (a player who wins
+both games wins the pair; equal totals make a drawn pair, worth half to each, because any tie break
+would bring back the first-move advantage that the pair cancels).
 """
 
 
@@ -42,7 +59,8 @@ def board_json(game: Game) -> dict:
                     for p in range(2)],
         "symmetries": [{"name": s.name, "exchanges_sides": s.exchanges_sides} for s in b.symmetries],
         "rules": {"swap": game.swap, "forbid": game.forbid_depth, "random": game.random_pieces,
-                  "extra_stone": game.extra_stone},
+                  "extra_stone": game.extra_stone, "mirror": game.mirror,
+                  "mirror_symmetries": list(game.mirror_symmetries)},
     }
 
 
