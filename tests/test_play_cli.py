@@ -198,3 +198,31 @@ def test_a_terminal_sees_the_ai_thinking():
         os.kill(pid, 9)
         os.waitpid(pid, 0)
         os.close(fd)
+
+
+def test_scoring_keeps_a_running_pair_score(monkeypatch, capsys):
+    # Game 1: you (X) resign at once, the AI has placed nothing. Game 2, colours exchanged: the AI (X)
+    # opens and you resign: the AI won both games, so it wins the pair whatever the pieces.
+    code, out, _ = play(monkeypatch, capsys, "resign\nresign\nquit\n", "random", "--game", "hex-3", "--scoring")
+    assert code == 0
+    assert "The AI won with 0 pieces." in out and "The pair's second game follows, with colours exchanged." in out
+    assert "New game: you are O (second player, left-right)" in out and "The AI won with 1 piece." in out
+    assert "pair 1: your wins scored -, the AI's 1 pieces (lower wins): the AI wins the pair" in out
+    assert "pairs won: you 0, the AI 1" in out and out.rstrip().endswith("Final score: pairs won: you 0, the AI 1")
+
+
+def test_running_pair_score_lower_total_wins_and_ties_draw():
+    from conhex_zero.play.pair_score import AI, YOU, RunningPairScore
+
+    score = RunningPairScore(first_side=1)
+    assert score.human_side() == 1 and score.record(YOU, 5) is None and score.human_side() == 0
+    assert score.current_totals() == {"you": 5, "ai": None}
+    assert score.record(AI, 7).result == "player1"  # you won with 5, the AI with 7: lower wins
+    score.record(AI, 6)
+    assert score.record(YOU, 6).result == "draw"
+    score.record(YOU, 9)
+    assert score.record(YOU, 3).result == "player1"  # both games: the pair, whatever the pieces
+    assert score.pairs_won() == {"you": 2, "ai": 0, "draw": 1}
+    data = score.to_json()
+    assert data["pairs_won"] == {"you": 2, "ai": 0, "draw": 1} and data["current_pair"]["games"] == 0
+    assert len(data["games"]) == 6 and data["next_side"] == "second"

@@ -26,8 +26,8 @@ from conhex_zero.play.server import MAX_BODY, GameServer, PlayServer, board_geom
 
 
 @contextmanager
-def serving(player: str = "random", game: str = "hex-3", human: int = 0):
-    server = PlayServer(GameServer(player, game, human), "127.0.0.1", 0)
+def serving(player: str = "random", game: str = "hex-3", human: int = 0, scoring: bool = False):
+    server = PlayServer(GameServer(player, game, human, scoring=scoring), "127.0.0.1", 0)
     start_in_thread(server)
     try:
         yield server.url.rstrip("/")
@@ -499,3 +499,36 @@ def test_a_third_mirror_move_is_refused_with_the_reason():
                 assert status == 200, r
         assert status == 400 and "third consecutive move mirroring the opponent's (rot180)" in r["error"]
         assert call(base, "/api/state")[1]["ply"] == 5  # nothing changed
+
+
+def test_scoring_keeps_the_running_pair_score_in_the_state():
+    with serving("random", "hex-2", scoring=True) as base:
+        assert call(base, "/api/state")[1]["scoring"]["pairs_won"] == {"you": 0, "ai": 0, "draw": 0}
+        for game in range(2):
+            state = call(base, "/api/state")[1]
+            assert state["human"] == game  # the sides alternate: first, then second
+            while state["winner"] is None:
+                if state["to_move"] == state["human"]:
+                    state = call(base, "/api/play", {"move": state["legal_moves"][0]})[1]["state"]
+                else:
+                    state = call(base, "/api/ai", {})[1]["state"]
+            score = state["scoring"]
+            assert len(score["games"]) == game + 1
+            if game == 0:  # undo reopens the game and takes it out of the score; replaying restores it
+                undone = call(base, "/api/undo", {})[1]["state"]
+                if undone["winner"] is None:
+                    assert undone["scoring"]["games"] == []
+                    while undone["to_move"] != undone["human"]:
+                        undone = call(base, "/api/ai", {})[1]["state"]
+                    state = call(base, "/api/play", {"move": undone["legal_moves"][0]})[1]["state"]
+                    while state["winner"] is None:
+                        state = call(base, "/api/ai" if state["to_move"] != state["human"] else "/api/play",
+                                     {} if state["to_move"] != state["human"] else {"move": state["legal_moves"][0]})[1]["state"]
+                    assert len(state["scoring"]["games"]) == 1
+                call(base, "/api/new", {"as": "first"})  # the requested side gives way to the pair's
+        pair = score["pairs"][0]
+        totals = pair["totals"]
+        assert sum(score["pairs_won"].values()) == 1 and score["current_pair"]["games"] == 0
+        assert pair["result"] in ("player1", "player2", "draw") and set(totals) == {"player1", "player2"}
+    with serving("random", "hex-2") as base:
+        assert call(base, "/api/state")[1]["scoring"] is None

@@ -56,6 +56,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--temperature", type=float, default=0.0,
                    help="sample the AI's moves from visit counts ** (1/T): weaker and more varied "
                    "(default: 0, always the best move)")
+    p.add_argument("--scoring", action="store_true",
+                   help="the scoring variant: games in pairs with colours exchanged (your side swaps every "
+                   "game), the winner of a game scores the pieces they placed, the lower total over a pair "
+                   "wins; a running pair score is kept until you quit")
     p.add_argument("--top", type=int, default=5, help="candidate moves shown (default: 5)")
     p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
     p.add_argument("--no-color", action="store_true", help="no ANSI colours, even in a terminal")
@@ -133,13 +137,20 @@ class TerminalGame:
     (a terminal's stream), a ``Thinking`` line shows there while the AI searches."""
 
     def __init__(self, session, human: int, inp: TextIO, out: TextIO, color: bool = False, top: int = 5,
-                 progress: TextIO | None = None):
+                 progress: TextIO | None = None, scoring: bool = False):
+        from conhex_zero.play.pair_score import RunningPairScore
+
+        self.s, self.inp, self.out = session, inp, out
+        self.color, self.top, self.progress = color, top, progress
+        self.scoring = RunningPairScore(first_side=human) if scoring else None
+        self._set_side(human)
+        self.example = session.game.board.hole_names[len(session.game.board.hole_names) // 2]
+
+    def _set_side(self, human: int) -> None:
         from conhex_zero.games.render import PLAYER_NAMES
 
-        self.s, self.human, self.inp, self.out = session, human, inp, out
-        self.color, self.top, self.progress = color, top, progress
-        self.ai = f"{session.player_name} ({PLAYER_NAMES[1 - human]})"
-        self.example = session.game.board.hole_names[len(session.game.board.hole_names) // 2]
+        self.human = human
+        self.ai = f"{self.s.player_name} ({PLAYER_NAMES[1 - human]})"
 
     def say(self, *lines: str) -> None:
         for line in lines:
@@ -168,17 +179,24 @@ class TerminalGame:
         self.say(f"{s.game.spec} ({s.game.rules_summary}): you are {side_name(self.human)}; "
                  f"the AI, {s.player_name}, is {side_name(1 - self.human)}.",
                  f"Type a move such as {self.example}, or help.")
+        if self.scoring is not None:
+            self.say("Scoring variant: games in pairs with colours exchanged; the winner of a game scores "
+                     "the pieces they placed, and the lower total over a pair wins.")
         self.show()
         while True:
             if s.is_over:
-                return self.finish()
+                done = self.finish()
+                if self.scoring is None:
+                    return done
+                self.next_game()
+                continue
             if s.to_move != self.human:
                 self.ai_turn()
                 continue
             line = self.ask()
             if line is None:
-                self.say("", "End of input: game left unfinished. Goodbye.")
-                return 0
+                self.say("")
+                return self.leave("End of input: game left unfinished. Goodbye.")
             if not line:
                 continue
             done = self.command(line)
@@ -210,6 +228,36 @@ class TerminalGame:
         winner = self.s.winner
         self.say("", "You win!" if winner == self.human else f"{self.ai} wins.",
                  f"Moves: {' '.join(self.s.moves)}")
+        if self.scoring is not None:
+            self.score_game(winner)
+        return 0
+
+    def score_game(self, winner: int) -> None:
+        """Scoring variant: the game's pieces, and the pair's result when it completes one."""
+        from conhex_zero.play.pair_score import AI, YOU, winner_pieces
+
+        pieces = winner_pieces(self.s.state.holes, winner)
+        you = winner == self.human
+        self.say(f"{'You' if you else 'The AI'} won with {pieces} piece{'s' * (pieces != 1)}.")
+        pair = self.scoring.record(YOU if you else AI, pieces)
+        if pair is not None:
+            self.say(self.scoring.describe_pair(pair), self.scoring.summary())
+        else:
+            self.say("The pair's second game follows, with colours exchanged.")
+
+    def next_game(self) -> None:
+        from conhex_zero.play.session import side_name
+
+        self.s.new_game()
+        self._set_side(self.scoring.human_side())
+        self.say("", f"New game: you are {side_name(self.human)}; the AI is {side_name(1 - self.human)}.")
+        self.show()
+
+    def leave(self, message: str) -> int:
+        self.say(message)
+        if self.scoring is not None and self.scoring.games:
+            self.say(f"Final score: {self.scoring.summary()}"
+                     + (" (the last pair is unfinished)" if len(self.scoring.games) % 2 else ""))
         return 0
 
     def command(self, line: str) -> int | None:
@@ -228,11 +276,13 @@ class TerminalGame:
         elif word == "board":
             self.show()
         elif word in ("quit", "exit", "q"):
-            self.say("Game left unfinished. Goodbye.")
-            return 0
+            return self.leave("Game left unfinished. Goodbye.")
         elif word == "resign":
             self.say(f"You resign: {self.ai} wins.")
-            return 0
+            if self.scoring is None:
+                return 0
+            self.score_game(1 - self.human)
+            self.next_game()
         elif word == "hint":
             try:
                 with self.thinking(f"{self.ai.split(' (')[0]} is looking for a hint"):
@@ -297,11 +347,12 @@ def run(args: argparse.Namespace) -> int:
     interactive = is_terminal(sys.stdin) and is_terminal(sys.stderr)  # both terminals: no script reads stderr
     game = TerminalGame(session, 0 if args.side == "first" else 1, sys.stdin, sys.stdout,
                         color=use_color(sys.stdout) and not args.no_color, top=args.top,
-                        progress=sys.stderr if interactive else None)
+                        progress=sys.stderr if interactive else None, scoring=args.scoring)
     try:
         return game.run()
     except KeyboardInterrupt:
-        game.say("", "Interrupted: game left unfinished. Goodbye.")
+        game.say("")
+        game.leave("Interrupted: game left unfinished. Goodbye.")
         return 130
     except PlayError as err:  # the AI could not move (an external engine failed)
         raise CliError(str(err)) from None

@@ -50,6 +50,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="simulations per AI move for a checkpoint without :sims=N (default: 64)")
     p.add_argument("--temperature", type=float, default=0.0,
                    help="sample the AI's moves from visit counts ** (1/T) (default: 0, the best move)")
+    p.add_argument("--scoring", action="store_true",
+                   help="the scoring variant: games in pairs with colours exchanged (the sides alternate every "
+                   "new game), the winner scores the pieces they placed, the lower total over a pair wins; the "
+                   "page keeps the running pair score (API: the state's 'scoring')")
     p.add_argument("--top", type=int, default=5, help="candidate moves shown (default: 5)")
     p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
     add_threads_argument(p)
@@ -101,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         game = GameServer(args.player, spec, 0 if args.side == "first" else 1,
                           simulations=args.sims, temperature=args.temperature, seed=args.seed,
                           device=str(resolve_device(args.device)), top=args.top,
-                          warn=lambda message: warn("serve", message))
+                          warn=lambda message: warn("serve", message), scoring=args.scoring)
     except (PlayerSpecError, CheckpointError, PlayError) as err:
         raise CliError(str(err)) from None
     try:

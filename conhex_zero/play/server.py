@@ -90,7 +90,7 @@ class RequestError(ValueError):
 @lru_cache(maxsize=16)
 def board_geometry(game: Game) -> dict[str, Any]:
     """Everything the page needs to draw ``game``'s board, as plain JSON types (cached per game)."""
-    from conhex_zero.viz.board_picture import (PLAYER_COLOURS, PLAYER_LIGHT, SIDE_OWNER, _is_hex_like,
+    from conhex_zero.viz.board_picture import (PLAYER_COLOURS, PLAYER_LIGHT, SIDE_OWNER, is_hex_like,
                                                cell_outlines, frame_segments)
 
     board = game.board
@@ -101,7 +101,7 @@ def board_geometry(game: Game) -> dict[str, Any]:
     if board.num_holes > 1:
         d = np.linalg.norm(xy[:, None] - xy[None], axis=-1) + np.eye(board.num_holes) * 1e9  # [H, H]
         spacing = float(d.min())
-    radius = (0.43 if _is_hex_like(board) else 0.4) * spacing
+    radius = (0.43 if is_hex_like(board) else 0.4) * spacing
     frame_width = 0.14 * spacing
     pts = np.concatenate(outlines + [xy - radius, xy + radius])
     pad = 0.12 * spacing + frame_width
@@ -121,7 +121,7 @@ def board_geometry(game: Game) -> dict[str, Any]:
                    "player": SIDE_OWNER[side] if side >= 0 else None} for seg, side in frame],
         "frame_width": r(frame_width),
         "view_box": [r(x0), r(y0), r(x1 - x0), r(y1 - y0)],
-        "hex_like": _is_hex_like(board),
+        "hex_like": is_hex_like(board),
         "players": [{"name": PLAYER_NAMES[p], "goal": PLAYER_GOALS[p],
                      "sides": [SIDE_NAMES[s] for s in PLAYER_SIDES[p]],
                      "colour": PLAYER_COLOURS[p], "light": PLAYER_LIGHT[p]} for p in (0, 1)],
@@ -162,7 +162,10 @@ class GameServer:
 
     def __init__(self, player: str = "random", game: str = "conhex", human: int = 0, *,
                  simulations: int | None = None, temperature: float = 0.0, seed: int = 0,
-                 device: str = "cpu", top: int = 5, warn: Callable[[str], None] | None = None):
+                 device: str = "cpu", top: int = 5, warn: Callable[[str], None] | None = None,
+                 scoring: bool = False):
+        from conhex_zero.play.pair_score import RunningPairScore
+
         self.player_spec, self.simulations, self.temperature = player, simulations, temperature
         self.seed, self.device, self.top = seed, device, top
         self.warn = warn  # told (once per game) when the page starts a game the model was not trained on
@@ -171,6 +174,9 @@ class GameServer:
         self.session = self._make_session(game)
         self.human = human
         self._analysis: tuple[tuple[int, ...], dict[str, Any]] | None = None
+        # The scoring variant: a finished game counts once; undoing into it takes it back out.
+        self.scoring = RunningPairScore(first_side=human) if scoring else None
+        self._scored = False
 
     def _make_session(self, game: str) -> PlaySession:
         return PlaySession(game, self.player_spec, seed=self.seed, simulations=self.simulations,
@@ -214,9 +220,25 @@ class GameServer:
                 out["analysis"] = analysis
             else:
                 self._analysis = None
+        out["scoring"] = self._update_scoring()
         out["suggested_games"] = list(SUGGESTED_GAMES)
         out["geometry"] = board_geometry(s.game)
         return out
+
+    def _update_scoring(self) -> dict[str, Any] | None:
+        """The running pair score (``serve --scoring``), with the current game once it is over."""
+        from conhex_zero.play.pair_score import AI, YOU, winner_pieces
+
+        if self.scoring is None:
+            return None
+        s = self.session
+        if s.is_over and not self._scored:
+            self.scoring.record(YOU if s.winner == self.human else AI, winner_pieces(s.state.holes, s.winner))
+            self._scored = True
+        elif not s.is_over and self._scored:  # undone: the game goes on
+            self.scoring.games.pop()
+            self._scored = False
+        return self.scoring.to_json()
 
     def get_state(self) -> dict[str, Any]:
         with self.lock:
@@ -242,7 +264,10 @@ class GameServer:
                 self._warn_about(new.game.spec)
             else:
                 self.session.new_game()
-            if side is not None:
+            if self.scoring is not None:  # the pairs decide the sides: colours exchange every game
+                self.human = self.scoring.human_side()
+                self._scored = False
+            elif side is not None:
                 self.human = 0 if side == "first" else 1
             self._analysis = None
             return {"state": self.state()}

@@ -67,7 +67,8 @@ def polygon_area(poly: np.ndarray) -> float:
     return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
 
 
-def _is_hex_like(board: BoardGraph) -> bool:
+def is_hex_like(board: BoardGraph) -> bool:
+    """True for Hex-like boards: every cell is one hole, taken with one piece."""
     return all(len(hs) == 1 for hs in board.cell_holes) and all(n == 1 for n in board.cell_need)
 
 
@@ -81,7 +82,7 @@ def cell_outlines(board: BoardGraph) -> list[np.ndarray]:
     (top: y = min y of all holes, bottom: max y, left: min x, right: max x).
     """
     xy = np.asarray(board.hole_xy, dtype=float)  # [H, 2]
-    if _is_hex_like(board):
+    if is_hex_like(board):
         r = 1.0 / math.sqrt(3.0)
         angles = np.deg2rad([-90.0, -30.0, 30.0, 90.0, 150.0, 210.0])  # top vertex first
         hexagon = r * np.stack([np.cos(angles), np.sin(angles)], axis=1)  # [6, 2]
@@ -245,7 +246,7 @@ def draw_board_map(game: Game | BoardGraph | str, path: str | Path, *,
     if H > 1:
         d = np.linalg.norm(xy[:, None] - xy[None], axis=-1) + np.eye(H) * 1e9  # [H, H]
         spacing = float(d.min())
-    r = (0.43 if _is_hex_like(board) else 0.4) * spacing  # hole marker radius
+    r = (0.43 if is_hex_like(board) else 0.4) * spacing  # hole marker radius
     extent = np.concatenate([np.concatenate(outlines), xy - 1.4 * r, xy + 1.4 * r])  # [V + 2H, 2]
     (x0, y0), (x1, y1) = extent.min(axis=0) - 0.1 * spacing, extent.max(axis=0) + 0.1 * spacing
     s = max(0.7, min(width, height) / 800.0)  # text and band sizes follow the picture size

@@ -292,6 +292,24 @@ function renderMoves() {
   $("move-count").textContent = state.moves.length ? `(${state.moves.length})` : "";
 }
 
+function renderScoring() {
+  // The scoring variant's running pair score (serve --scoring), or nothing.
+  const score = state.scoring;
+  $("scoring-card").hidden = !score;
+  if (!score) return;
+  const won = score.pairs_won;
+  const cur = score.current_pair.pieces;
+  const pieces = (n) => (n === null ? "-" : String(n));
+  const lines = [
+    `Pairs won: you ${won.you}, the AI ${won.ai}` + (won.draw ? `, ${won.draw} drawn` : "") + ".",
+    score.current_pair.games
+      ? `This pair so far: your wins scored ${pieces(cur.you)} pieces, the AI's ${pieces(cur.ai)} (lower wins).`
+      : "A new pair starts with the next game.",
+    `Next game you play ${score.next_side}.`,
+  ];
+  $("scoring-text").replaceChildren(...lines.map((t) => { const d = document.createElement("div"); d.textContent = t; return d; }));
+}
+
 let formFor = null;
 function renderForm() {
   // Fill the new-game form with the current game, unless the person is editing it.
@@ -322,6 +340,7 @@ function render() {
   renderButtons();
   renderAnalysis();
   renderMoves();
+  renderScoring();
   renderForm();
 }
 
