@@ -326,18 +326,9 @@ class PlaySession:
 
     def _pv(self, out: SearchOutput, action: int) -> list[str]:
         """The most visited line after ``action`` in the search tree, with ``action`` first."""
-        tree = out.tree
-        children, visits = tree.children[0].cpu(), tree.edge_visits[0].cpu()
-        line, node = [action], int(children[0, action])
         depth = max(getattr(self.player.search.config, "pv_depth", 8), 1)
-        while node >= 0 and len(line) < depth:
-            counts = visits[node]
-            if float(counts.max()) <= 0:
-                break
-            a = int(counts.argmax())
-            line.append(a)
-            node = int(children[node, a])
-        return [self.game.action_name(a) for a in line]
+        line = out.line(torch.tensor([action], device=out.action.device), depth)[0].tolist()
+        return [self.game.action_name(a) for a in line if a >= 0]
 
     def _think(self, top: int, simulations: int | None = None) -> tuple[Analysis, int, torch.Tensor | None]:
         """The analysis, the player's own (greedy) choice, and weights to sample from (or None)."""
