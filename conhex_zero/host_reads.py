@@ -3,14 +3,18 @@
 A CUDA graph or a compiled kernel cannot contain a host read (``.item()``, ``bool(tensor)``): it
 makes the host wait for the device. On the CPU there is nothing to wait for, so there (and only
 outside ``torch.compile``) the engine and the search read a flag to skip work that rarely matters:
-the swap's position rewrite when no game swaps, descent steps below the deepest tree. The results
-are the same either way; the tests that prove the hot path free of synchronisation set
+the swap's position rewrite when no game swaps, descent steps below the deepest tree. Self-play
+runs without them (``disabled()``), so that its hot path is free of synchronisation on every device.
+The results are the same either way; the tests that prove the hot path free of synchronisation set
 ``HOST_READ_DEVICES = ()`` to take the path every other device takes.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import torch
 from torch import Tensor
@@ -20,9 +24,27 @@ HOST_READ_DEVICES: tuple[str, ...] = () if os.environ.get("CONHEX_ZERO_HOST_READ
 empties it, so that the CPU takes the GPU's path (to count what a GPU would pay, for example)."""
 
 
+_local = threading.local()
+
+
+@contextmanager
+def disabled() -> Iterator[None]:
+    """Within: no host reads on any device (self-play runs so, to stay free of synchronisation on
+    every device, the CPU included)."""
+    before = getattr(_local, "off", False)
+    _local.off = True
+    try:
+        yield
+    finally:
+        _local.off = before
+
+
 def host_reads_free(device: torch.device) -> bool:
-    """True where reading a value of ``device`` on the host costs nothing (CPU, eager)."""
-    return device.type in HOST_READ_DEVICES and not torch.compiler.is_compiling()
+    """True where reading a value of ``device`` on the host costs nothing (CPU, eager, not within
+    ``disabled()``)."""
+    if torch.compiler.is_compiling() or device.type not in HOST_READ_DEVICES:
+        return False
+    return not getattr(_local, "off", False)
 
 
 def may_be_true(mask: Tensor) -> bool:

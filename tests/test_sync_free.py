@@ -20,7 +20,6 @@ from conhex_zero.bench.timing import SYNC_OPS
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.nn.encode import NUM_FEATURES
 from conhex_zero.nn.model import GraphNet, ModelConfig
-from conhex_zero import host_reads
 from conhex_zero.search import rng
 from conhex_zero.search.mcts import SearchConfig, _Search
 from conhex_zero.train.config import load_config
@@ -65,8 +64,7 @@ def test_a_search_simulation_is_one_graph(spec):
 
 
 @pytest.mark.parametrize("spec", SPECS)
-def test_a_selfplay_move_is_one_graph_and_never_synchronises(spec, monkeypatch):
-    monkeypatch.setattr(host_reads, "HOST_READ_DEVICES", ())  # the path every other device takes
+def test_a_selfplay_move_is_one_graph_and_never_synchronises(spec):
     env, evaluator, _ = setup(spec)
     config = load_config(None, [f"game={spec}", "model=l2h16", "selfplay.games=4", "selfplay.full_sims=4",
                                 "selfplay.cheap_sims=2", "selfplay.full_fraction=0.5", "replay.capacity=256",

@@ -28,6 +28,7 @@ import torch
 from torch import Tensor
 
 from conhex_zero.agents.evaluators import Evaluator
+from conhex_zero import host_reads
 from conhex_zero.agents.game_search import GameSearch
 from conhex_zero.env.state import FIELDS, State
 from conhex_zero.env.vec_env import VecEnv
@@ -172,6 +173,14 @@ class SelfPlay:
         stats.calib_won = c[_CALIB + 2 * bins:]
 
     def step(self, replay: ReplayBuffer, stats: SelfPlayStats) -> int:
+        """One move of every game (see the module docstring); returns the positions recorded. Never
+        reads a device value on the host, on any device (``host_reads.disabled``)."""
+        if torch.compiler.is_compiling():
+            return self._step(replay, stats)
+        with host_reads.disabled():
+            return self._step(replay, stats)
+
+    def _step(self, replay: ReplayBuffer, stats: SelfPlayStats) -> int:
         """One move in every game; returns the number of positions recorded (known on the host)."""
         env, cfg, s = self.env, self.cfg, self.state
         G, A = s.batch_size, env.num_actions
