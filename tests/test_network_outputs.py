@@ -26,7 +26,9 @@ def positions(env: VecEnv) -> State:
     states = []
     for _ in range(12):
         states.append(state)
-        state = env.reset_done(env.step(state, env.random_actions(state, gen)))
+        # the fixture's positions: per game the legal action with the highest of A uniform draws
+        u = torch.rand(6, env.num_actions, generator=gen)
+        state = env.reset_done(env.step(state, env.random_actions(state, uniforms=u)))
     return State.cat(states)
 
 

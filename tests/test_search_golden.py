@@ -30,7 +30,8 @@ def test_search_matches_the_stored_results(key):
     gen = torch.Generator().manual_seed(3)
     state = env.initial_state(8)
     for _ in range(3):
-        state = env.step(state, env.random_actions(state, gen))
+        # the fixture's positions: per game the legal action with the highest of A uniform draws
+        state = env.step(state, env.random_actions(state, uniforms=torch.rand(8, env.num_actions, generator=gen)))
     ev = RolloutEvaluator(env) if evaluator == "rollout" else UniformEvaluator(env)
     config = SearchConfig(scheme=scheme, num_simulations=sims, dirichlet_fraction=0.25,
                           fpu=1.0 if sims == 150 else None)
