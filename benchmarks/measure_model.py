@@ -24,7 +24,10 @@ from pathlib import Path
 def arena(p1: str, p2: str, games: int, out: Path, seed: int, extra: list[str]) -> dict:
     """One match; its games go to ``out/ladder-<seed>/ladder.jsonl`` (merged at the end, so that
     matches may run at once)."""
-    records = out / f"{Path(p1).stem}-vs-{p2.replace(':', '_')}.jsonl"
+    def name(player: str) -> str:  # the whole spec, simulations included: every match its own file
+        return Path(player).name.replace(".pt", "").replace(":", "_").replace("=", "")
+
+    records = out / f"{name(p1)}-vs-{name(p2)}.jsonl"
     cmd = ["conhex-zero", "arena", p1, p2, "--games", str(games), "--seed", str(seed), "--json", "--quiet",
            "--records", str(records), "--ladder", str(out / f"ladder-{seed}"), *extra]
     print("$", " ".join(cmd), flush=True)
