@@ -37,7 +37,7 @@ import torch
 from torch import Tensor
 
 from conhex_zero.env.ops import both, or_bytes, padded_width, select
-from conhex_zero.host_reads import may_be_true
+from conhex_zero.host_reads import host_reads_free, may_be_true
 from conhex_zero.env.state import FIELDS, State
 from conhex_zero.env.symmetry import SymmetryTables
 from conhex_zero.games.board import PLAYER_SIDES
@@ -238,7 +238,11 @@ class VecEnv:
                 # the sum of the ids of the occupied holes, as one matrix-vector product (argmax over
                 # the rows costs four times more on the CPU); clamped for rows that do not swap.
                 piece = torch.mv((state.holes + 1).float(), self._hole_ids_f).long().clamp(max=H - 1)
-                state = state.where(swapping, self._blank(state))
+                if host_reads_free(self.device):  # the CPU: rewrite only the swapping games
+                    rows = swapping.nonzero().squeeze(1)
+                    state = state.put(rows, self._blank(state[rows]))
+                else:
+                    state = state.where(swapping, self._blank(state))
                 action = torch.where(swapping, self._swap_image.index_select(0, piece), action)
         K, D = self.hole_cells.shape[1], self.neighbours.shape[1]
         B = action.shape[0]
