@@ -125,19 +125,25 @@ def test_solver_known_results():
     assert win4 == {"d1", "c2", "b3", "a4"}
 
 
-@pytest.mark.parametrize("n, count, stones", [(3, 40, (0, 5)), (4, 60, (4, 10)), (5, 30, (12, 16))])
-def test_solver_agrees_on_random_positions(n, count, stones):
-    solver, ref = HexSolver(hex_board(n), book=False), ReferenceSolver(n)
-    rnd = random.Random(3)
-    checked = 0
-    while checked < count:
+def open_positions(solver, n, count, stones, seed):
+    """``count`` random positions (first player's and second player's stone bitmasks, player to
+    move) with ``stones`` = (low, high) stones placed alternately and no side connected yet."""
+    rnd = random.Random(seed)
+    found = 0
+    while found < count:
         cells = rnd.sample(range(n * n), rnd.randint(*stones))
         first = sum(1 << c for c in cells[0::2])
         second = sum(1 << c for c in cells[1::2])
         if solver.connected(first, 0) or solver.connected(second, 1):
             continue
-        checked += 1
-        to_move = len(cells) % 2
+        found += 1
+        yield first, second, len(cells) % 2
+
+
+@pytest.mark.parametrize("n, count, stones", [(3, 40, (0, 5)), (4, 60, (4, 10)), (5, 30, (12, 16))])
+def test_solver_agrees_on_random_positions(n, count, stones):
+    solver, ref = HexSolver(hex_board(n), book=False), ReferenceSolver(n)
+    for first, second, to_move in open_positions(solver, n, count, stones, seed=3):
         ref_mover_wins = ref.mover_wins(first, second)
         assert (solver.winner(first, second, to_move) == to_move) == ref_mover_wins, (first, second)
 
@@ -148,16 +154,7 @@ def test_solver_proof_sets_are_proofs():
     n = 4
     solver, ref = HexSolver(hex_board(n), book=False), ReferenceSolver(n)
     full = (1 << n * n) - 1
-    rnd = random.Random(5)
-    checked = 0
-    while checked < 60:
-        cells = rnd.sample(range(n * n), rnd.randint(4, 9))
-        first = sum(1 << c for c in cells[0::2])
-        second = sum(1 << c for c in cells[1::2])
-        if solver.connected(first, 0) or solver.connected(second, 1):
-            continue
-        checked += 1
-        p = len(cells) % 2
+    for first, second, p in open_positions(solver, n, 60, (4, 9), seed=5):
         mine, theirs = (first, second) if p == 0 else (second, first)
         wins, proof = solver.prove(mine, theirs, p)
         empty = full & ~(first | second)
