@@ -2,8 +2,9 @@
 
 ``VecEnv`` holds only constant tables (on its device); states are passed in and returned, never
 mutated (except by ``reset_done(..., in_place=True)``, on request). ``step`` is a fixed sequence of
-tensor ops over the whole batch (no Python loop over games,
-holes or cells; no host synchronisation except to validate actions with ``check=True``):
+tensor ops over the whole batch (no Python loop over games, holes or cells; no host
+synchronisation except to validate actions with ``check=True`` and, on the CPU where it is free,
+to find the games that swap: see ``conhex_zero.host_reads``):
 
 1. the piece goes on its hole;
 2. the mover's counts of the (at most K) cells around that hole go up by one;
@@ -37,11 +38,11 @@ import torch
 from torch import Tensor
 
 from conhex_zero.env.ops import both, or_bytes, padded_width, select
-from conhex_zero.host_reads import host_reads_free, may_be_true
 from conhex_zero.env.state import FIELDS, State
 from conhex_zero.env.symmetry import SymmetryTables
 from conhex_zero.games.board import PLAYER_SIDES
 from conhex_zero.games.game import Game, parse_game
+from conhex_zero.host_reads import host_reads_free, may_be_true
 
 
 class IllegalActionError(ValueError):
@@ -232,17 +233,18 @@ class VecEnv:
             # At the swap's ply the board holds one piece: swapping is placing its image, for the
             # swapper, on an emptied board (rows that swap are blanked, their action becomes the image).
             swapping = (state.winner < 0) & (action == H)  # [B]
-            any_swap = may_be_true(swapping)  # False only where the host may look (CPU): skip the rewrite
+            # On the CPU (a host read is free) only the swapping games are rewritten, if any.
+            rows = swapping.nonzero().squeeze(1) if host_reads_free(self.device) else None
+            any_swap = rows is None or rows.numel() > 0
             if any_swap:
                 # [B] hole of the single piece (the first player's, 0 in ``holes``; elsewhere empty, -1):
                 # the sum of the ids of the occupied holes, as one matrix-vector product (argmax over
                 # the rows costs four times more on the CPU); clamped for rows that do not swap.
                 piece = torch.mv((state.holes + 1).float(), self._hole_ids_f).long().clamp(max=H - 1)
-                if host_reads_free(self.device):  # the CPU: rewrite only the swapping games
-                    rows = swapping.nonzero().squeeze(1)
-                    state = state.put(rows, self._blank(state[rows]))
-                else:
+                if rows is None:
                     state = state.where(swapping, self._blank(state))
+                else:
+                    state = state.put(rows, self._blank(state[rows]))
                 action = torch.where(swapping, self._swap_image.index_select(0, piece), action)
         K, D = self.hole_cells.shape[1], self.neighbours.shape[1]
         B = action.shape[0]
