@@ -5,8 +5,8 @@ makes the host wait for the device. On the CPU there is nothing to wait for, so 
 outside ``torch.compile``) the engine and the search read a flag to skip work that rarely matters:
 the swap's position rewrite when no game swaps, descent steps below the deepest tree. Self-play
 runs without them (``disabled()``), so that its hot path is free of synchronisation on every device.
-The results are the same either way; the tests that prove the hot path free of synchronisation set
-``HOST_READ_DEVICES = ()`` to take the path every other device takes.
+The results are the same either way. ``CONHEX_ZERO_HOST_READS=0`` (or ``HOST_READ_DEVICES = ()``)
+makes the CPU take the path every other device takes.
 """
 
 from __future__ import annotations

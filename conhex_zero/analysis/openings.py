@@ -202,11 +202,11 @@ def analyse_moves(env: VecEnv, state: State, checkpoint: Checkpoint, checkpoint_
         pooled.setdefault(g, []).extend(win[:, i].tolist())
     truth: list[bool | None] = [None] * M
     truth_source = None
+    published = published_openings(game) if is_opening and exact is None else None
     if exact is not None:
         truth, truth_source = _exact(exact, children, mover, on_solved), "solver"
-    elif is_opening and published_openings(game) is not None:
-        wins = published_openings(game)
-        truth, truth_source = [game.action_name(a) in wins for a in actions], "published"
+    elif published is not None:
+        truth, truth_source = [game.action_name(a) in published for a in actions], "published"
     moves = []
     for i, a in enumerate(actions):
         samples = pooled[groups[i]]

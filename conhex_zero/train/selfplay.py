@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from conhex_zero.agents.evaluators import Evaluator
 from conhex_zero import host_reads
+from conhex_zero.agents.evaluators import Evaluator
 from conhex_zero.agents.game_search import GameSearch
 from conhex_zero.env.state import FIELDS, State
 from conhex_zero.env.vec_env import VecEnv
@@ -175,7 +175,7 @@ class SelfPlay:
     def step(self, replay: ReplayBuffer, stats: SelfPlayStats) -> int:
         """One move of every game (see the module docstring); returns the positions recorded. Never
         reads a device value on the host, on any device (``host_reads.disabled``)."""
-        if torch.compiler.is_compiling():
+        if torch.compiler.is_compiling():  # traced: no reads anyway, and no context manager to trace
             return self._step(replay, stats)
         with host_reads.disabled():
             return self._step(replay, stats)
