@@ -40,6 +40,10 @@ class RunningPairScore:
         self.games.append((winner, pieces))
         return self.pairs[-1] if len(self.games) % 2 == 0 else None
 
+    def take_back(self) -> None:
+        """Remove the last game (undone: it goes on)."""
+        self.games.pop()
+
     @property
     def pairs(self) -> list[PairResult]:
         done = len(self.games) - len(self.games) % 2

@@ -236,7 +236,7 @@ class GameServer:
             self.scoring.record(YOU if s.winner == self.human else AI, winner_pieces(s.state.holes, s.winner))
             self._scored = True
         elif not s.is_over and self._scored:  # undone: the game goes on
-            self.scoring.games.pop()
+            self.scoring.take_back()
             self._scored = False
         return self.scoring.to_json()
 
