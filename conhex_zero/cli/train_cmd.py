@@ -18,6 +18,7 @@ examples:
   conhex-zero train --config configs/tiny.yaml
   conhex-zero train --config configs/hex5.yaml optim.lr=1e-3 selfplay.games=128
   conhex-zero train --resume runs/hex5-20261122-120000 iterations=200
+  conhex-zero train --config configs/hex7.yaml --init checkpoints/hex7-l4h64.pt
   torchrun --standalone --nproc-per-node 4 train.py --config configs/conhex.yaml --device cuda
 """
 
@@ -26,6 +27,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="FILE", help="YAML config (see configs/); default: built-in defaults")
     p.add_argument("--run-dir", metavar="DIR", help="where to write the run (default: runs/<config>-<time>)")
     p.add_argument("--resume", metavar="DIR", help="continue the run in DIR exactly where it stopped")
+    p.add_argument("--init", metavar="CKPT", help="warm start: begin with this checkpoint's weights (same network "
+                   "size; optimiser, replay and iterations start fresh), the same as the override init=CKPT")
     p.add_argument("--device", help="cpu or cuda (overrides the config's device)")
     p.add_argument("--stop-after", type=int, metavar="N",
                    help="stop after N iterations in this session (with a checkpoint; --resume continues)")
@@ -55,6 +58,10 @@ def run(args: argparse.Namespace) -> int:
     overrides = list(args.overrides)
     if args.threads is not None:
         overrides.append(f"threads={args.threads}")
+    if args.init:
+        if args.resume:
+            raise CliError("--init starts a new run from a checkpoint's weights; --resume continues a run with its own")
+        overrides.append(f"init={args.init}")
     if args.device:
         resolve_device(args.device)
         overrides.append(f"device={args.device}")

@@ -199,12 +199,12 @@ class VecEnv:
         return count.scatter_add_(1, images, banned.to(torch.int8)) > 0
 
     def random_actions(self, state: State, generator: torch.Generator | None = None,
-                       uniforms: Tensor | None = None, swap: bool = True) -> Tensor:
+                       uniforms: Tensor | None = None, swap: bool = True, draw: Tensor | None = None) -> Tensor:
         """``[B]`` uniformly random legal actions (0 for finished games). With ``uniforms`` ``[B, A]``
         (counter-based randomness, see ``search.rng``): the legal action with the highest of them;
-        otherwise one uniform per game from ``generator`` picks the k-th legal action (a quarter of
-        the cost: drawing B*A numbers is the dearest op here on the CPU). ``swap=False`` never
-        picks the swap."""
+        otherwise one uniform per game in [0, 1), ``draw`` ``[B]`` or drawn from ``generator``,
+        picks the k-th legal action (a quarter of the cost: drawing B*A numbers is the dearest op
+        here on the CPU). ``swap=False`` never picks the swap."""
         legal = self.legal_mask(state)  # [B, A]
         if not swap:
             legal[:, self.game.swap_action] = False
@@ -212,7 +212,7 @@ class VecEnv:
             return (uniforms * legal).argmax(dim=1)
         count = legal.to(torch.int32).cumsum(1, dtype=torch.int32)  # [B, A] legal actions up to each
         n = count[:, -1]  # [B]
-        u = torch.rand(n.shape, generator=generator, device=self.device)  # [B]
+        u = torch.rand(n.shape, generator=generator, device=self.device) if draw is None else draw  # [B]
         k = torch.minimum((u * n).to(torch.int32), n - 1)  # [B] in [0, n): the k-th legal action
         index = (count <= k[:, None]).view(torch.uint8).sum(1, dtype=torch.int32)  # [B] its position
         return (index * (n > 0)).long()

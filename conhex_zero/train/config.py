@@ -43,6 +43,10 @@ class SelfPlayConfig:
     dirichlet_alpha: float = 0.3
     temperature_moves: int = 4
     """For this many first plies, moves are sampled from the search policy (temperature 1)."""
+    random_first_moves: int = 0
+    """The first this many plies of every game are uniformly random legal moves (never the swap)
+    instead of the search's, so that self-play visits every opening equally: the positions the
+    opening analysis judges. Their positions are still searched and recorded (0: off)."""
     resign_threshold: float = 0.95
     """Resign when the searched value for the player to move is below -threshold (1 disables)."""
     resign_playout: float = 0.2
@@ -121,6 +125,10 @@ class TrainConfig:
     """Game spec (conhex, hex-5, hex-11:swap ...)."""
     model: str = "l4h64"
     """Network size: l<layers>h<hidden>."""
+    init: str = ""
+    """Warm start: a checkpoint (of the same network size, any game of the family: the graph
+    network's weights do not depend on the board) whose weights the run starts from; optimiser,
+    replay and iteration count start fresh. Empty: random initial weights."""
     seed: int = 0
     device: str = "cpu"
     """cpu or cuda (the --device option overrides it)."""

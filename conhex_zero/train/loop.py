@@ -29,7 +29,7 @@ from conhex_zero.agents.evaluators import NetworkEvaluator
 from conhex_zero.env.allocator import keep_freed_memory
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.ladder.store import trim as trim_ladder
-from conhex_zero.nn.checkpoint import FORMAT, SCHEMA_VERSION
+from conhex_zero.nn.checkpoint import FORMAT, SCHEMA_VERSION, CheckpointError, load_checkpoint
 from conhex_zero.nn.encode import NUM_FEATURES
 from conhex_zero.nn.model import GraphNet, ModelConfig
 from conhex_zero.train import distributed
@@ -86,6 +86,20 @@ def check_resumable(saved: dict, config: TrainConfig, log) -> None:
     if old_capacity > config.replay.capacity:
         log(f"note: replay.capacity shrinks from {old_capacity} to {config.replay.capacity}: the oldest positions "
             f"beyond it are dropped")
+
+
+def _initial_weights(config: TrainConfig, log) -> GraphNet:
+    """The warm start's network (``config.init``), checked against the run's network size."""
+    try:
+        ckpt = load_checkpoint(config.init)
+    except CheckpointError as err:
+        raise TrainStateError(f"init: {err}") from None
+    size = ckpt.model.config.name
+    if size != ModelConfig.from_name(config.model).name:
+        raise TrainStateError(f"init: {config.init} holds a {size} network; this run trains {config.model} "
+                              f"(set model={size}, or start without init)")
+    log(f"initial weights from {config.init} ({size}, trained on {ckpt.game})")
+    return ckpt.model
 
 
 def _summary(it: int, total: int, m: dict, minutes: float) -> str:
@@ -217,6 +231,8 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
             trim_ladder(run.path, start_iteration)
         positions = sum(ctx.all_gather_object(len(replay)))
         log(f"resumed {run.path} at iteration {start_iteration} ({games} games, {positions} positions)")
+    elif config.init:
+        model.load_state_dict(_initial_weights(config, log).state_dict())
     if main:
         run.write_config(config.dump())
 

@@ -7,7 +7,8 @@ One self-play step, for every game at once (``SelfPlay.step``; no host synchroni
    probability ``full_fraction`` (playout-cap randomisation; games are at different plies, so each
    game still sees a mix);
 2. **choose**: the search's move, or for the first ``temperature_moves`` plies a move sampled from
-   the search policy; its value is the move's Q (the value of what is played);
+   the search policy (for the first ``random_first_moves`` plies a uniformly random legal move);
+   its value is the move's Q (the value of what is played);
 3. **record** (full steps): each position and its policy target go straight into the replay ring;
    the game remembers the rows, its mover and the move's value;
 4. **resign**: a player whose move is worth less than ``-resign_threshold`` resigns, except in a
@@ -196,6 +197,10 @@ class SelfPlay:
         sampled = (out.policy_target.cumsum(1) < u).sum(1).clamp(max=A - 1)
         early = (s.ply < cfg.temperature_moves) & legal.gather(1, sampled[:, None])[:, 0]
         action = torch.where(early, sampled, out.action)
+        if cfg.random_first_moves > 0:  # forced openings: the k-th legal move for a uniform k
+            draw = rng.uniform(rng.fold(keys, 0x0F), 0, 1)[:, 0]  # [G]
+            opening = env.random_actions(s, swap=False, draw=draw)  # [G]
+            action = torch.where(s.ply < cfg.random_first_moves, opening, action)
         visited = out.visit_counts.gather(1, action[:, None])[:, 0] > 0
         value = torch.where(visited, out.q_values.gather(1, action[:, None])[:, 0], out.root_value)
         stats.steps += 1
