@@ -120,6 +120,49 @@ def test_selfplay_records_consistent_positions():
     assert 0 <= m["selfplay/value_calibration_error"] <= 1
 
 
+class FavoursFirstHole:
+    """A prior that puts nearly all weight on hole 0: the search's first move is always hole 0."""
+
+    def __init__(self, env):
+        self.env = env
+
+    def __call__(self, state):
+        logits = torch.zeros(state.batch_size, self.env.num_actions)
+        logits[:, 0] = 20.0
+        return logits, torch.zeros(state.batch_size)
+
+
+def first_moves(replay) -> list[int]:
+    """The hole of the first piece of each recorded game (from its positions at ply 1)."""
+    n = len(replay)
+    at_ply_one = replay.store["ply"][:n] == 1
+    holes = replay.store["holes"][:n][at_ply_one]  # [P, H]: one piece on each board
+    return (holes >= 0).int().argmax(1).tolist()
+
+
+@pytest.mark.parametrize("random_first_moves", [0, 1])
+def test_random_first_moves_play_every_opening(random_first_moves):
+    env = VecEnv("hex-4")
+    cfg = load_config(TINY, ["game=hex-4", "selfplay.full_fraction=1", "selfplay.temperature_moves=0",
+                             f"selfplay.random_first_moves={random_first_moves}"]).selfplay
+    replay = ReplayBuffer(env, 5000)
+    SelfPlay(env, cfg, FavoursFirstHole(env), seed=5).run(replay, 1200)
+    moves = first_moves(replay)
+    assert len(moves) >= 100
+    if random_first_moves == 0:  # the search's choice: always the favoured hole
+        assert set(moves) == {0}
+    else:  # uniformly random: all 16 openings, none more than three times its share
+        counts = torch.bincount(torch.tensor(moves), minlength=16)
+        assert (counts > 0).all() and counts.max() < 3 * len(moves) / 16, counts.tolist()
+
+
+def test_random_first_moves_never_swap():
+    env = VecEnv("hex-4:swap")
+    cfg = load_config(TINY, ["game=hex-4:swap", "selfplay.random_first_moves=2"]).selfplay
+    stats = SelfPlay(env, cfg, UniformEvaluator(env), seed=2).run(ReplayBuffer(env, 5000), 300)
+    assert stats.games > 0 and stats.swaps == 0
+
+
 class Hopeless:
     """Every position is won for its player to move, so every move looks lost: searched values
     are negative everywhere and everyone resigns when allowed."""
@@ -249,6 +292,29 @@ def test_resume_trims_metrics_of_lost_iterations(tmp_path):
     train(config, tmp_path / "run", resume=True, progress=False, log=lambda *_: None)
     lines = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert [x["iteration"] for x in lines] == [1, 2, 3, 4] and "lost" not in lines[-1]
+
+
+def test_init_starts_from_a_checkpoints_weights(tmp_path, capsys):
+    first = train(load_config(TINY, ["iterations=1"]), tmp_path / "a", progress=False, log=lambda *_: None)
+    source = load_checkpoint(first.run_dir / "latest.pt")
+    # Warm start on another board of the family: iteration 0 of the new run is the source's network.
+    config = load_config(TINY, ["iterations=1", "game=hex-4", f"init={first.run_dir / 'latest.pt'}",
+                                "replay.min_size=2000"])
+    messages = []
+    train(config, tmp_path / "b", progress=False, log=messages.append)
+    warm = load_checkpoint(tmp_path / "b" / "latest.pt")
+    assert warm.game == "hex-4" and any("initial weights from" in m for m in messages)
+    for x, y in zip(source.model.state_dict().values(), warm.model.state_dict().values()):
+        assert torch.equal(x, y)  # no training step yet (replay below min_size): the source's weights
+    # Command line: a network of another size, a missing file, and --init with --resume are clear errors.
+    assert main(["train", "--config", str(TINY), "--run-dir", str(tmp_path / "c"), "--quiet", "model=l3h32",
+                 "--init", str(first.run_dir / "latest.pt")]) == 2
+    assert "holds a l2h16 network; this run trains l3h32" in capsys.readouterr().err
+    assert main(["train", "--config", str(TINY), "--run-dir", str(tmp_path / "d"), "--quiet",
+                 "--init", str(tmp_path / "none.pt")]) == 2
+    assert "init: no checkpoint file at" in capsys.readouterr().err
+    assert main(["train", "--resume", str(tmp_path / "a"), "--init", str(first.run_dir / "latest.pt")]) == 2
+    assert "--init starts a new run" in capsys.readouterr().err
 
 
 def test_training_without_evaluation_games(tmp_path):
