@@ -30,6 +30,8 @@ from pathlib import Path
 
 import torch
 
+from conhex_zero.bench.timing import cpu_model
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -106,7 +108,7 @@ def main() -> int:
     out = ROOT / "benchmarks" / "results" / f"distributed_{'cuda' if cuda else 'cpu'}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     machine = {"platform": platform.platform(), "python": sys.version.split()[0], "torch": torch.__version__,
-               "cpus": cores, "load_average": [round(x, 2) for x in os.getloadavg()],
+               "cpus": cores, "cpu": cpu_model(), "load_average": [round(x, 2) for x in os.getloadavg()],
                "gpu": torch.cuda.get_device_name(0) if cuda and torch.cuda.is_available() else None}
     out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M"), "machine": machine,
                                "config": args.config, "iterations": args.iterations, "overrides": args.overrides,

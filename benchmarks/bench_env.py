@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from conhex_zero.bench.timing import cpu_model
 from conhex_zero.bench.env_bench import bench_env
 from conhex_zero.bench.pgx_bench import bench_pgx_hex, pgx_available
 from conhex_zero.env.allocator import keep_freed_memory
@@ -88,7 +89,8 @@ def main() -> int:
     out = Path(args.out or Path(__file__).parent / "results" / f"env_{'cuda' if cuda else 'cpu'}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     machine = {"platform": platform.platform(), "python": sys.version.split()[0], "torch": torch.__version__,
-               "cpus": os.cpu_count(), "allocator_tuned": tuned,
+               "cpus": os.cpu_count(), "cpu": cpu_model(), "load_average": [round(x, 2) for x in os.getloadavg()],
+               "allocator_tuned": tuned,
                "gpu": torch.cuda.get_device_name(0) if cuda and torch.cuda.is_available() else None}
     out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M"), "machine": machine,
                                "summary": summary, "results": results, "pgx": pgx}, indent=2) + "\n")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from conhex_zero.bench.timing import cpu_model
 from conhex_zero.bench.search_bench import bench_network, bench_search
 from conhex_zero.env.allocator import keep_freed_memory
 
@@ -44,7 +45,8 @@ def main() -> int:
     out = Path(__file__).parent / "results" / f"search_{'cuda' if cuda else 'cpu'}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     machine = {"platform": platform.platform(), "python": sys.version.split()[0], "torch": torch.__version__,
-               "cpus": os.cpu_count(), "threads": torch.get_num_threads(),
+               "cpus": os.cpu_count(), "cpu": cpu_model(), "threads": torch.get_num_threads(),
+               "load_average": [round(x, 2) for x in os.getloadavg()],
                "gpu": torch.cuda.get_device_name(0) if cuda and torch.cuda.is_available() else None}
     out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M"), "machine": machine, "results": rows},
                               indent=2) + "\n")

@@ -33,6 +33,7 @@ import torch
 
 from conhex_zero.bench.env_bench import bench_env
 from conhex_zero.bench.pgx_bench import SINGLE_THREAD_XLA, pgx_available
+from conhex_zero.bench.timing import cpu_model
 from conhex_zero.env.allocator import keep_freed_memory
 
 PGX_RUN = ("import json, sys; from conhex_zero.bench.pgx_bench import bench_pgx_hex; "
@@ -76,7 +77,8 @@ def main() -> int:
               "ours_sampled_runs": [round(r["steps_per_s"]) for r in sampled],
               "pgx_runs": [round(r["steps_per_s"]) for r in theirs],
               "torch": torch.__version__, "jax": theirs[0]["jax"], "pgx": theirs[0]["pgx"],
-              "machine": f"{platform.machine()}, {os.cpu_count()} cores", "python": platform.python_version()}
+              "machine": f"{platform.machine()}, {os.cpu_count()} cores", "cpu": cpu_model(),
+              "load_average": [round(x, 2) for x in os.getloadavg()], "python": platform.python_version()}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {args.out}")
