@@ -6,6 +6,12 @@ free of host synchronisation (commit 41943cb: a Python loop per depth level, ``b
 to stop). The evaluators are exact (random rollouts scored +-1, and the uniform prior), so the
 results must be identical, bit for bit: the fixed-depth descent with cached choices and the
 vectorised backup change how the search runs, not what it computes.
+
+One exception: the Gumbel policy target is a softmax, and torch's vectorised ``exp`` differs in the
+last bit between processors (the fixture was made on one where every value matched; on an AMD EPYC
+264 of its entries differ by one float32 ulp, 1.2e-7, for ConHex with rollouts). The target is
+therefore compared to within 1e-6, far below any change a different search would make; visit
+counts, Q values, root values, actions and principal variations stay exact.
 """
 
 from pathlib import Path
@@ -37,4 +43,8 @@ def test_search_matches_the_stored_results(key):
                           fpu=1.0 if sims == 150 else None)
     out = GameSearch(env, ev, config, tactics=True).run(state, rng.make_keys(5, 8))
     for field, expected in GOLDEN[key].items():
-        assert torch.equal(getattr(out, field), expected), f"{key}: {field} differs"
+        got = getattr(out, field)
+        if field == "policy_target":  # a softmax: the last bit of exp depends on the processor
+            assert got.shape == expected.shape and (got - expected).abs().max() <= 1e-6, f"{key}: {field} differs"
+        else:
+            assert torch.equal(got, expected), f"{key}: {field} differs"
