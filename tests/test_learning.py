@@ -1,7 +1,7 @@
 """Proof that training learns: Hex 4x4 from scratch on CPU, judged by the exact solver.
 
 Hex 4x4 is solved exactly by tests/hex_solver.py: the first player wins only by opening on the
-short diagonal (a4, b3, c2, d1). After 60 iterations of training (a budget in iterations, not in
+short diagonal (a4, b3, c2, d1). After 80 iterations of training (a budget in iterations, not in
 seconds: the verdict never depends on the machine's speed or load, and the suite runs torch on one
 thread, so the run is the same everywhere), the network must
 
@@ -12,8 +12,12 @@ thread, so the run is the same everywhere), the network must
   (the games differ by the defender's draws). An untrained network wins none of them; the first
   player wins all of them only by keeping a won position at every move.
 
-Measured before the test was written (seeds 1, 2, 3): opening b3, c2, b3; 50, 50, 50 of 50 against
-random; 50, 49, 50 of 50 against the defender (an untrained network: 0 of 50).
+Measured before the test was written (seeds 1, 2, 3, 60 iterations): opening b3, c2, b3; 50, 50, 50
+of 50 against random; 50, 49, 50 of 50 against the defender (an untrained network: 0 of 50). On an
+AMD EPYC (and in CI) the same 60 iterations gave 47 of 50 against the defender for seed 1, and seed
+2 opened d3 and won none: the float results of the last bit differ between processors, and 60
+iterations were too close to the edge. With 80 iterations, measured on that AMD EPYC, seeds 1, 2,
+4, 5, 6 won 49, 50, 50, 50, 50 of 50 against the defender, which is why the budget is 80.
 """
 
 import pytest
@@ -31,7 +35,7 @@ from conhex_zero.train.loop import train
 from hex_solver import HexSolver
 
 LEARN_HEX4 = [
-    "game=hex-4", "model=l3h32", "iterations=60", "seed=1",
+    "game=hex-4", "model=l3h32", "iterations=80", "seed=1",
     "selfplay.games=64", "selfplay.full_sims=24", "selfplay.cheap_sims=8", "selfplay.full_fraction=0.5",
     "selfplay.temperature_moves=2", "selfplay.positions_per_iteration=256",
     "replay.capacity=12000", "replay.min_size=256",
