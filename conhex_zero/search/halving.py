@@ -35,5 +35,8 @@ def considered_visits(num_considered: int, num_simulations: int) -> tuple[int, .
 
 def considered_table(max_considered: int, num_simulations: int, device: torch.device) -> torch.Tensor:
     """``[max_considered + 1, n]``: row m is the schedule for m candidates."""
-    rows = [considered_visits(m, num_simulations) for m in range(max_considered + 1)]
+    # Under torch.compile the cache is bypassed (Dynamo traces the plain function and warns
+    # about the wrapper otherwise); the schedule is a pure function, so both give the same rows.
+    schedule = considered_visits.__wrapped__ if torch.compiler.is_compiling() else considered_visits
+    rows = [schedule(m, num_simulations) for m in range(max_considered + 1)]
     return torch.tensor(rows, dtype=torch.float32, device=device)
