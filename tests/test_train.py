@@ -294,6 +294,18 @@ def test_resume_trims_metrics_of_lost_iterations(tmp_path):
     assert [x["iteration"] for x in lines] == [1, 2, 3, 4] and "lost" not in lines[-1]
 
 
+def test_resume_with_other_iterations_rescales_the_schedule(tmp_path):
+    config = load_config(TINY, ["iterations=6", "eval.every=2"])
+    train(config, tmp_path / "run", progress=False, log=lambda *_: None, stop_after=2)
+    planned = torch.load(tmp_path / "run" / "state" / "train_state.pt", weights_only=False)["learner"]["planned_steps"]
+    notes: list[str] = []
+    train(load_config(TINY, ["iterations=3", "eval.every=2"]), tmp_path / "run", resume=True, progress=False,
+          log=notes.append)
+    state = torch.load(tmp_path / "run" / "state" / "train_state.pt", weights_only=False)
+    assert state["iteration"] == 3 and state["learner"]["planned_steps"] == planned // 2
+    assert any("schedule now spans 3 iterations" in n for n in notes), notes
+
+
 def test_init_starts_from_a_checkpoints_weights(tmp_path, capsys):
     first = train(load_config(TINY, ["iterations=1"]), tmp_path / "a", progress=False, log=lambda *_: None)
     source = load_checkpoint(first.run_dir / "latest.pt")

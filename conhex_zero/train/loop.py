@@ -209,7 +209,12 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
         check_resumable(saved, config, log)
         model.load_state_dict(saved["model"])
         learner.load_state_dict(saved["learner"])
-        learner.planned_steps = max(learner.planned_steps, config.iterations * steps_per_iteration)
+        # The schedule follows the run's iterations: more of them stretch it, fewer end it sooner.
+        planned, was, rate = config.iterations * steps_per_iteration, learner.planned_steps, learner.learning_rate()
+        learner.planned_steps = planned
+        if planned != was:
+            log(f"note: the learning-rate schedule now spans {config.iterations} iterations ({planned} steps, was "
+                f"{was}): the rate at step {learner.step} goes from {rate:.3g} to {learner.learning_rate():.3g}")
         start_iteration, elapsed_before, games = saved["iteration"], saved["elapsed"], saved["games"]
         local = _local_state(run, saved, ctx, log)
         if local is not None:
