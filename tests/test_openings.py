@@ -21,6 +21,7 @@ from hex_solver import HexSolver as ReferenceSolver
 
 HEX4 = "checkpoints/hex4-l3h32.pt"
 HEX5 = "checkpoints/hex5-l4h64.pt"
+HEX7 = "checkpoints/hex7-l4h64.pt"
 
 # Hex 5x5 without swap: the openings after which the first player (top-bottom) wins, as solved by
 # analysis/solver.py (the slow test below solves all 25 again). The other 12 lose.
@@ -261,6 +262,21 @@ def test_the_shipped_hex5_model_classifies_every_opening_as_the_solver_does(sims
     assert len(analysis.moves) == 25
     assert [m.move for m in analysis.exact_errors()] == []
     assert {m.move for m in analysis.moves if m.win_rate > 0.5} == HEX5_FIRST_PLAYER_WINS
+
+
+@pytest.mark.parametrize("sims, measured", [(64, 45), (200, 41)])
+def test_the_shipped_hex7_model_classifies_most_openings_as_published(sims, measured):
+    """Measured on the shipped model: 45 of 49 at 64 simulations, 41 at 200 (the bar, 45, is not met
+    at the default 200; checkpoints/README.md). Two openings of slack: its errors are close calls
+    (win rates within 8 points of one half), which the last bits of another processor can flip."""
+    env = VecEnv("hex-7")
+    analysis = analyse_moves(env, env.initial_state(1), load_checkpoint(HEX7), HEX7, sims=sims, repeats=2)
+    assert analysis.truth_source == "published" and len(analysis.moves) == 49
+    correct = 49 - len(analysis.exact_errors())
+    assert correct >= measured - 2, [m.move for m in analysis.exact_errors()]
+    # The clearest openings are never wrong: the centre wins, the corners a1 and g7 lose.
+    rates = {m.move: m.win_rate for m in analysis.moves}
+    assert rates["d4"] > 0.6 and rates["a1"] < 0.4 and rates["g7"] < 0.4
 
 
 def test_symmetric_openings_agree_within_the_spread():
