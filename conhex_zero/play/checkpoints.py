@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from conhex_zero.games.game import Game, parse_game
 from conhex_zero.nn.checkpoint import CheckpointError, checkpoint_game
@@ -81,6 +81,27 @@ def game_warning(spec: str, game: str | Game) -> str | None:
     it was, or when the player has no checkpoint)."""
     path = existing_checkpoint(spec)
     return None if path is None else _mismatch(path, checkpoint_game(path), parse_game(game))
+
+
+class GameWarnings:
+    """Tells ``warn`` once per game when the player's checkpoint was not trained on the game (the
+    GTP engine on ``boardsize``, the browser page on a new game); ``told`` are games already warned
+    about (or chosen by the command line, which warned itself)."""
+
+    def __init__(self, player_spec: str, warn: Callable[[str], None] | None, told: Sequence[str] = ()):
+        self.player_spec, self.warn = player_spec, warn
+        self.told: set[str] = set(told)
+
+    def about(self, spec: str) -> None:
+        if self.warn is None or spec in self.told:
+            return
+        self.told.add(spec)
+        try:
+            message = game_warning(self.player_spec, spec)
+        except ValueError:
+            return  # the session was made from this checkpoint: it cannot be unreadable now
+        if message:
+            self.warn(message)
 
 
 def choose_game(game: str | None, specs: Sequence[str]) -> tuple[str, list[str]]:

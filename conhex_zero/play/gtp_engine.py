@@ -63,6 +63,7 @@ from typing import Any, Callable, Iterator
 from conhex_zero import __version__
 from conhex_zero.env.notation import IllegalMoveError
 from conhex_zero.games.game import GameSpecError, MoveError, parse_game
+from conhex_zero.play.checkpoints import GameWarnings
 from conhex_zero.play.session import PlaySession
 
 COLOURS = {"b": 0, "black": 0, "w": 1, "white": 1}
@@ -121,8 +122,9 @@ class GTPEngine:
         self.temperature, self.resign_threshold = temperature, resign_threshold
         self.swap_name, self.device = swap_name, device
         self.factory = session_factory
-        self.warn = warn  # told (once per game) when boardsize makes the model play a game it was not trained on
-        self._warned: set[str] = {parse_game(game).spec}  # the command line warned about the first game
+        # told once per game when boardsize makes the model play a game it was not trained on; the
+        # command line warned about the first game
+        self.game_warnings = GameWarnings(player, warn, told=[parse_game(game).spec])
         self.base_game = parse_game(game)
         self.session = self._new_session(self.base_game.spec)
         self.quit = False
@@ -198,19 +200,6 @@ class GTPEngine:
         return f"?{m.group(1) if m else ''} line too long (more than {MAX_LINE} bytes)\n\n"
 
     # --------------------------------------------------------------- helpers
-    def _warn_about(self, spec: str) -> None:
-        from conhex_zero.play.checkpoints import game_warning
-
-        if self.warn is None or spec in self._warned:
-            return
-        self._warned.add(spec)
-        try:
-            message = game_warning(self.player_spec, spec)
-        except ValueError:
-            return
-        if message:
-            self.warn(message)
-
     def _name(self, move: str) -> str:
         return self.swap_name if move == "swap" else move
 
@@ -258,7 +247,7 @@ class GTPEngine:
             old, self.session = self.session, self._new_session(game.spec)
             old.close()
             self.seconds_per_sim = None
-            self._warn_about(game.spec)
+            self.game_warnings.about(game.spec)
         else:
             self.session.new_game()
         return ""

@@ -59,6 +59,7 @@ from conhex_zero.env.notation import IllegalMoveError
 from conhex_zero.games.board import PLAYER_SIDES, SIDE_NAMES
 from conhex_zero.games.game import Game, parse_game
 from conhex_zero.games.render import PLAYER_GOALS, PLAYER_NAMES
+from conhex_zero.play.checkpoints import GameWarnings
 from conhex_zero.play.session import PlayError, PlaySession
 
 DEFAULT_PORT = 8765
@@ -168,8 +169,8 @@ class GameServer:
 
         self.player_spec, self.simulations, self.temperature = player, simulations, temperature
         self.seed, self.device, self.top = seed, device, top
-        self.warn = warn  # told (once per game) when the page starts a game the model was not trained on
-        self._warned: set[str] = set()
+        # told once per game when the page starts a game the model was not trained on
+        self.game_warnings = GameWarnings(player, warn)
         self.lock = threading.Lock()
         self.session = self._make_session(game)
         self.human = human
@@ -185,19 +186,6 @@ class GameServer:
     def close(self) -> None:
         with self.lock:
             self.session.close()
-
-    def _warn_about(self, spec: str) -> None:
-        from conhex_zero.play.checkpoints import game_warning
-
-        if self.warn is None or spec in self._warned:
-            return
-        self._warned.add(spec)
-        try:
-            message = game_warning(self.player_spec, spec)
-        except ValueError:
-            return  # the session was made from this checkpoint: it cannot be unreadable now
-        if message:
-            self.warn(message)
 
     @property
     def ai(self) -> int:
@@ -261,7 +249,7 @@ class GameServer:
             if new is not None:
                 self.session.close()
                 self.session = new
-                self._warn_about(new.game.spec)
+                self.game_warnings.about(new.game.spec)
             else:
                 self.session.new_game()
             if self.scoring is not None:  # the pairs decide the sides: colours exchange every game
