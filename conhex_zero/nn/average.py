@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-
 from conhex_zero.nn.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 
 RUN_FIELDS = ("model_name", "iteration", "step", "games", "positions", "minutes", "config")
@@ -48,9 +47,11 @@ def average_checkpoints(paths: Sequence[str | Path]) -> Checkpoint:
 def last_run_checkpoints(run_dir: str | Path, count: int) -> list[Path]:
     """The newest ``count`` evaluated-iteration checkpoints of a training run (``checkpoints/iter_*.pt``,
     oldest first); ``CheckpointError`` when the run holds fewer."""
-    folder = Path(run_dir) / "checkpoints"
-    history = sorted(folder.glob("iter_*.pt"))
+    from conhex_zero.train.run_dir import RunDir  # the run directory's layout; train builds on nn, not back
+
+    run = RunDir(run_dir)
+    history = run.iteration_checkpoints()
     if len(history) < count:
         raise CheckpointError(f"{run_dir} holds {len(history)} iteration checkpoint{'s' * (len(history) != 1)} "
-                              f"in {folder}, fewer than the {count} asked for")
+                              f"in {run.checkpoints}, fewer than the {count} asked for")
     return history[-count:]

@@ -147,9 +147,13 @@ class RunDir:
             os.replace(tmp, self.path / name)
         return path
 
+    def iteration_checkpoints(self) -> list[Path]:
+        """The run's evaluated-iteration checkpoints (``checkpoints/iter_NNNN.pt``), oldest first."""
+        return sorted(self.checkpoints.glob("iter_*.pt"))
+
     def prune_checkpoints(self, keep: int, protect: tuple[Path | None, ...] = ()) -> None:
         """Delete all but the newest ``keep`` iteration checkpoints (and those in ``protect``)."""
-        history = sorted(self.checkpoints.glob("iter_*.pt"))
+        history = self.iteration_checkpoints()
         keep_always = {p for p in protect if p is not None}
         for old in history[:-keep]:
             if old not in keep_always:
