@@ -3,8 +3,9 @@
     python benchmarks/measure_model.py checkpoints/conhex-l4h64.pt --games 200 --out runs/measure-conhex
 
 For each reference (mcts-rollout:1000, mcts-rollout:200, random): a match of --games games in
-colour-exchanged pairs over random openings (the game's own rules: ConHex with the swap rule on),
-Wilson 95% intervals, every game added to an Elo ladder (OUT/ladder.jsonl, random = 0). Then the
+colour-exchanged pairs over distinct random openings (the arena's: longer than one move where the
+board has too few distinct first moves; the game's own rules: ConHex with the swap rule on),
+Wilson 95% intervals over the distinct games, every game added to an Elo ladder (OUT/ladder.jsonl, random = 0). Then the
 equal-time match: the model's simulations are scaled so that its thinking time per move equals
 rollout-MCTS 1000's, measured in the first match, and it plays rollout-MCTS 1000 again. Writes
 OUT/results.json and prints the table; every match's records go to OUT/.
@@ -77,11 +78,12 @@ def main() -> int:
         results[name]["model_sims"] = sims
     merge_ladders(out)
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
-    print(f"\n{'opponent':<32} {'score':>7}  {'95% interval':<16} {'wins':>9}  {'s/move (model, ref)'}")
+    print(f"\n{'opponent':<32} {'score':>7}  {'95% interval':<16} {'wins':>9}  {'distinct':>8}  {'s/move (model, ref)'}")
     for name, r in results.items():
-        low, high = r["score_ci95"]
+        low, high = r["score_ci95"]  # over the distinct games
         spm = ", ".join("-" if x is None else f"{x:.3f}" for x in r["seconds_per_move"])
-        print(f"{name:<32} {r['score']:>7.3f}  [{low:.3f}, {high:.3f}]  {r['wins'][0]:>4}/{r['games']:<4}  {spm}")
+        print(f"{name:<32} {r['score']:>7.3f}  [{low:.3f}, {high:.3f}]  {r['wins'][0]:>4}/{r['games']:<4}  "
+              f"{r['distinct_games']:>8}  {spm}")
     print(f"ladder: conhex-zero ladder {out}; results: {out / 'results.json'}")
     return 0
 

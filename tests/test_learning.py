@@ -92,8 +92,11 @@ def test_training_learns_hex_4x4(tmp_path):
     assert opening in winning, f"the raw policy opens {opening}"
 
     agent = network_player(env, model, 16, 0, name="agent")
-    vs_random = play_match(env, agent, make_player("random", env, seed=1), 100, seed=1, progress=False)
+    # From the empty board (the agent's own first move is what is tested), not from random openings.
+    vs_random = play_match(env, agent, make_player("random", env, seed=1), 100, seed=1, progress=False,
+                           fixed_openings=True)
     assert vs_random.wins_by_colour["player1"][0] >= 48  # of its 50 games as first player
     agent = network_player(env, model, 32, 0, name="agent")
-    vs_defender = play_match(env, agent, PerfectDefender(env, solver), 100, seed=4, progress=False)
+    vs_defender = play_match(env, agent, PerfectDefender(env, solver), 100, seed=4, progress=False,
+                             fixed_openings=True)
     assert vs_defender.wins_by_colour["player1"][0] >= 48, vs_defender.wins_by_colour

@@ -96,11 +96,12 @@ def test_deterministic_players_still_play_distinct_games():
     p1 = make_player("mcts-rollout:8", env, 0)
     p2 = make_player("mcts-rollout:8", env, 1)
     # From the empty board the two deterministic players repeat the same two games...
-    same = play_match(env, p1, p2, 12, seed=0, progress=False, opening_plies=0)
+    same = play_match(env, p1, p2, 12, seed=0, progress=False, opening_plies=0, fixed_openings=True)
     assert len(set(same.lengths[0::2])) == 1 and len(set(same.lengths[1::2])) == 1
-    # ...random openings (shared by each colour-exchanged pair) make the games distinct.
-    varied = play_match(env, p1, p2, 24, seed=0, progress=False, opening_plies=2)
-    assert len(set(varied.lengths)) > 3
+    assert same.distinct_games == 2 and same.distinct_openings == 1 and same.openings_repeat
+    # ...distinct random openings (shared by each colour-exchanged pair) make the games distinct.
+    varied = play_match(env, p1, p2, 24, seed=0, progress=False, opening_plies=0)
+    assert varied.distinct_games == 24 and varied.distinct_openings == 12 and varied.opening_plies == 1
 
 
 def test_identical_deterministic_players_score_exactly_half():

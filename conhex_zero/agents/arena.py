@@ -1,13 +1,20 @@
 """Matches between two players, all games at once, with records a person can replay.
 
 Games come in pairs that start from the same opening with colours exchanged: in game 2i player 1
-moves first, in game 2i + 1 player 2 does. The opening is the game spec's random pieces
-(``random=K``) plus ``opening_plies`` uniformly random moves (never swap), drawn from the pair's
-own seed, so games differ even between deterministic players. Every step, each player is asked
-for the moves of the games where it is to move (one batched call each, with the games' move
-histories for players that need them, such as external engines). A player may forfeit a game
-by answering -1 (with a reason in ``player.last_failures``): the other player wins it. Moves of
-our own players are checked; an illegal one is a bug and raises.
+moves first, in game 2i + 1 player 2 does. The openings are random plies (the game spec's random
+pieces, ``random=K``, plus at least ``opening_plies`` moves; never a swap) drawn *without
+replacement* by ``match_openings.plan_openings``: every pair gets its own opening, distinct up to
+the board's symmetries, and the openings grow longer when the board has too few short ones, so the
+games differ even between deterministic players. Every step, each player is asked for the moves
+of the games where it is to move (one batched call each, with the games' move histories for
+players that need them, such as external engines). A player may forfeit a game by answering -1
+(with a reason in ``player.last_failures``): the other player wins it. Moves of our own players
+are checked; an illegal one is a bug and raises.
+
+The evidence of a match is its distinct games (``distinct.GameCanon``): a copy of a game (the same
+moves up to symmetry, the same players in the same colours) adds nothing, so the score's interval,
+the Elo difference and the ladder count each distinct game once. With distinct openings copies
+arise only where the board runs out of openings or with ``fixed_openings``.
 
 ``play_until_decided`` plays rounds until the 99% interval of the score excludes one half.
 """
@@ -22,6 +29,8 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from conhex_zero.agents.distinct import GameCanon
+from conhex_zero.agents.match_openings import OpeningPlan, plan_openings
 from conhex_zero.agents.players import Player
 from conhex_zero.agents.scoring import ScoringSummary, pieces_placed, score_pairs
 from conhex_zero.env.state import State
@@ -62,23 +71,87 @@ class MatchResult:
     pieces: list[int] = field(default_factory=list)  # per game: pieces the winner placed (scoring variant)
     thinking_s: list[float] = field(default_factory=lambda: [0.0, 0.0])  # per player: seconds in act()
     moves_made: list[int] = field(default_factory=lambda: [0, 0])  # per player: moves chosen
+    opening_plies: int = 0  # random plies of each opening (random pieces included)
+    openings_available: int | None = None  # distinct openings of that length on the board (None: not counted)
+    openings_repeat: bool = False  # the board had fewer distinct openings than pairs: some repeat
+    _distinct: tuple[int, list[int]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def seconds_per_move(self) -> list[float | None]:
         """Each player's thinking time per move (its batched calls' time over the moves they made)."""
         return [t / n if n else None for t, n in zip(self.thinking_s, self.moves_made)]
 
+    # ------------------------------------------------------------ the evidence: distinct games
+    def _canon(self) -> GameCanon:
+        return GameCanon(self.game)
+
+    def _action_lists(self, canon: GameCanon) -> list[list[int]]:
+        return [[canon.game.parse_move(m) for m in r.moves] for r in self.records]
+
+    def distinct_indices(self) -> list[int]:
+        """The first game of each set of copies (same players in the same colours, same moves up to
+        the board's colour-keeping symmetries), in order: the match's evidence."""
+        if self._distinct is None or self._distinct[0] != len(self.records):
+            canon = self._canon()
+            seen: set = set()
+            keep = []
+            for g, (r, moves) in enumerate(zip(self.records, self._action_lists(canon))):
+                key = (self._first_is_player1(r), canon.game_key(moves))
+                if key not in seen:
+                    seen.add(key)
+                    keep.append(g)
+            self._distinct = (len(self.records), keep)
+        return self._distinct[1]
+
+    @property
+    def distinct_games(self) -> int:
+        return len(self.distinct_indices())
+
+    @property
+    def distinct_openings(self) -> int:
+        """Openings that differ up to symmetry (a pair's two games share one)."""
+        canon = self._canon()
+        return len({canon.opening_key(moves[:r.opening])
+                    for r, moves in zip(self.records, self._action_lists(canon))})
+
+    def _first_is_player1(self, r: GameRecord) -> bool:
+        return r.first == self.players[0] if self.players[0] != self.players[1] else (r.index % 2 == 0)
+
+    def distinct_wins_by_colour(self) -> dict[str, list[int]]:
+        """``wins_by_colour`` over the distinct games only (what the ladder records)."""
+        by = {"player1": [0, 0], "player2": [0, 0]}
+        for g in self.distinct_indices():
+            r = self.records[g]
+            p1_first = self._first_is_player1(r)
+            winner_is_p1 = (r.winner == 0) == p1_first
+            mover = 0 if (r.winner == 0) else 1  # 0: the winner moved first
+            by["player1" if winner_is_p1 else "player2"][mover] += 1
+        return by
+
+    @property
+    def distinct_wins(self) -> list[int]:
+        by = self.distinct_wins_by_colour()
+        return [sum(by["player1"]), sum(by["player2"])]
+
     @property
     def score(self) -> float:
+        """Player 1's share of the games played (copies included: the plain count)."""
         return self.wins[0] / self.games if self.games else 0.0
 
     @property
+    def distinct_score(self) -> float:
+        """Player 1's share of the distinct games: the estimate the interval and the Elo use."""
+        n = self.distinct_games
+        return self.distinct_wins[0] / n if n else 0.0
+
+    @property
     def score_ci95(self) -> tuple[float, float]:
-        return wilson(self.wins[0], self.games)
+        """95% Wilson interval of the score, over the distinct games."""
+        return wilson(self.distinct_wins[0], self.distinct_games)
 
     @property
     def elo(self) -> float:
-        return score_to_elo(self.score)
+        return score_to_elo(self.distinct_score)
 
     @property
     def elo_ci95(self) -> tuple[float, float]:
@@ -99,14 +172,19 @@ class MatchResult:
                            [a + b for a, b in zip(self.wins, other.wins)], by, self.lengths + other.lengths,
                            self.records + other.records, self.rounds + other.rounds, pieces=self.pieces + other.pieces,
                            thinking_s=[a + b for a, b in zip(self.thinking_s, other.thinking_s)],
-                           moves_made=[a + b for a, b in zip(self.moves_made, other.moves_made)])
+                           moves_made=[a + b for a, b in zip(self.moves_made, other.moves_made)],
+                           opening_plies=self.opening_plies, openings_available=self.openings_available,
+                           openings_repeat=self.openings_repeat or other.openings_repeat)
 
     def scoring(self) -> ScoringSummary:
-        """The games as scoring-variant pairs (games 2i and 2i + 1 of each round share an opening)."""
-        return score_pairs([r.winner for r in self.records], self.pieces,
-                           [tuple(r.moves[:r.opening]) for r in self.records],
-                           [r.first == self.players[0] if self.players[0] != self.players[1] else r.index % 2 == 0
-                            for r in self.records])
+        """The games as scoring-variant pairs (games 2i and 2i + 1 of each round share an opening); a
+        pair whose two games both copy an earlier pair's is left out, like any copied evidence."""
+        distinct = set(self.distinct_indices())
+        keep = [g for g in range(0, len(self.records) - 1, 2) if g in distinct or g + 1 in distinct]
+        games = [g + k for g in keep for k in (0, 1)]
+        return score_pairs([self.records[g].winner for g in games], [self.pieces[g] for g in games],
+                           [tuple(self.records[g].moves[:self.records[g].opening]) for g in games],
+                           [self._first_is_player1(self.records[g]) for g in games])
 
     def write_records(self, path: str | Path) -> Path:
         path = Path(path)
@@ -123,6 +201,10 @@ class MatchResult:
         return {"game": self.game, "players": list(self.players), "games": self.games,
                 "wins": self.wins, "score": self.score, "score_ci95": [round(x, 4) for x in self.score_ci95],
                 "elo": finite(self.elo), "elo_ci95": [finite(x) for x in self.elo_ci95],
+                "distinct_games": self.distinct_games, "distinct_openings": self.distinct_openings,
+                "distinct_wins": self.distinct_wins, "distinct_score": self.distinct_score,
+                "opening_plies": self.opening_plies, "openings_available": self.openings_available,
+                "openings_repeat": self.openings_repeat,
                 "wins_by_colour": {"player1": self.wins_by_colour["player1"],
                                    "player2": self.wins_by_colour["player2"]},
                 "mean_length": self.mean_length, "forfeits": self.forfeits, "rounds": self.rounds,
@@ -130,40 +212,30 @@ class MatchResult:
                 "decided": self.decided, "records": str(records_path) if records_path else None}
 
 
-def random_openings(env: VecEnv, state: State, keys: torch.Tensor, plies: int) -> tuple[State, torch.Tensor]:
-    """``plies`` uniformly random moves (never swap) in every game, drawn from ``keys`` [B].
-
-    Openings that already end a game (tiny boards only) are drawn again. Returns the state and the
-    moves ``[B, plies]``.
-    """
-    start = state
-    moves = torch.zeros(state.batch_size, plies, dtype=torch.long, device=state.device)
-    redo = torch.ones(state.batch_size, dtype=torch.bool, device=state.device)
-    for attempt in range(100):
-        s = start
-        for ply in range(plies):
-            u = rng.uniform(rng.fold(keys, 0x0BE + attempt), ply, env.num_actions)
-            action = env.random_actions(s, uniforms=u, swap=False)
-            moves[:, ply] = torch.where(redo, action, moves[:, ply])
-            s = env.step(s, action)
-        state = s if attempt == 0 else state.where(redo, s)
-        redo = state.done
-        if not bool(redo.any()):
-            return state, moves
-    raise RuntimeError(f"{env.game.spec}: random openings of {plies} plies keep ending the game")
-
-
 def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: int = 0,
-               progress: bool = True, opening_plies: int = 0, first_index: int = 0) -> MatchResult:
-    """Play ``games`` games between two players: pairs with colours exchanged over a shared opening."""
+               progress: bool = True, opening_plies: int = 0, first_index: int = 0,
+               openings: OpeningPlan | None = None, fixed_openings: bool = False) -> MatchResult:
+    """Play ``games`` games between two players: pairs with colours exchanged over a shared opening.
+
+    The pairs' openings are ``openings`` (a plan for at least this match's pairs, e.g. one round's
+    slice of a longer match), else drawn for this match by ``plan_openings`` from ``seed``: distinct,
+    at least the game's random pieces plus ``opening_plies`` long (exactly that with
+    ``fixed_openings``, repeating where the board has too few)."""
     if games < 1:
         raise ValueError("a match needs at least one game")
     dev = env.device
+    pairs = (games + 1) // 2
+    if openings is None:
+        openings = plan_openings(env.game, pairs, env.game.opening_plies + opening_plies,
+                                 seed * 1_000_003 + 7_777_777, fixed=fixed_openings)
+    if openings.pairs < pairs:
+        raise ValueError(f"{openings.pairs} openings for {pairs} pairs")
     game_keys = rng.make_keys(seed * 1_000_003, games, device=dev)
-    pair_keys = rng.make_keys(seed * 1_000_003 + 7_777_777, (games + 1) // 2, device=dev)
-    opening = 2 * env.game.random_pieces + opening_plies
-    state, opening_moves = random_openings(env, env.initial_state(games), pair_keys.repeat_interleave(2)[:games],
-                                           opening)
+    opening = openings.plies
+    opening_moves = openings.rows(0, pairs).repeat_interleave(2, dim=0)[:games].to(dev)  # [G, plies]
+    state = env.initial_state(games)
+    for ply in range(opening):
+        state = env.step(state, opening_moves[:, ply], check=True)
     history = [list(map(int, row)) for row in opening_moves.tolist()]
     thinking, moves_made = [0.0, 0.0], [0, 0]
     results = [""] * games
@@ -234,24 +306,32 @@ def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: 
     return MatchResult(game=env.game.spec, players=names, games=games, wins=wins, wins_by_colour=by_colour,
                        lengths=state.ply.tolist(), records=records,
                        pieces=pieces_placed(state.holes, state.winner).tolist(),
-                       thinking_s=thinking, moves_made=moves_made)
+                       thinking_s=thinking, moves_made=moves_made, opening_plies=opening,
+                       openings_available=openings.available, openings_repeat=openings.repeats)
 
 
 def play_until_decided(env: VecEnv, player1: Player, player2: Player, max_games: int, round_games: int,
-                       seed: int = 0, progress: bool = True, opening_plies: int = 0) -> MatchResult:
-    """Rounds of ``round_games`` (new openings each) until the 99% Wilson interval of player 1's
-    score excludes 1/2, or ``max_games`` are played; ``decided`` says which."""
+                       seed: int = 0, progress: bool = True, opening_plies: int = 0,
+                       fixed_openings: bool = False) -> MatchResult:
+    """Rounds of ``round_games`` until the 99% Wilson interval of player 1's score (over the distinct
+    games) excludes 1/2, or ``max_games`` are played; ``decided`` says which. The openings of all
+    rounds are drawn at once, so no round repeats another's."""
     total: MatchResult | None = None
+    pairs = [(min(round_games, max_games - start) + 1) // 2 for start in range(0, max_games, round_games)]
+    plan = plan_openings(env.game, sum(pairs), env.game.opening_plies + opening_plies,
+                         seed * 1_000_003 + 7_777_777, fixed=fixed_openings)
     played = 0
     round_no = 0
     while played < max_games:
         n = min(round_games, max_games - played)
+        used = sum(pairs[:round_no])
+        round_plan = OpeningPlan(plan.rows(used, pairs[round_no]), plan.plies, plan.available, plan.repeats)
         r = play_match(env, player1, player2, n, seed=seed + 7919 * round_no, progress=progress,
-                       opening_plies=opening_plies, first_index=played)
+                       first_index=played, openings=round_plan)
         total = r if total is None else total.merge(r)
         played += n
         round_no += 1
-        low, high = wilson(total.wins[0], total.games, z=2.576)
+        low, high = wilson(total.distinct_wins[0], total.distinct_games, z=2.576)
         if low > 0.5 or high < 0.5:
             total.decided = True
             return total

@@ -37,6 +37,9 @@ class RuleStats:
 
     game: str
     games: int = 0
+    """Distinct games: a copy of an earlier game (same moves up to symmetry) is counted once."""
+    played: int = 0
+    """Games played, copies included."""
     first_wins: int = 0
     swaps: int = 0
     draws: int = 0
@@ -139,11 +142,15 @@ def collect(game: str | Game, checkpoint: Checkpoint | None, name: str, games: i
     rules = {}
     for swap, rule_env in envs.items():
         player = noisy_player(rule_env, checkpoint, name, sims, seed)
-        match = play_match(rule_env, player, player, games, seed=seed + (1 if swap else 0), progress=progress)
-        stats = RuleStats(game=rule_env.game.spec)
+        # From the empty board (the first move is the player's own); root noise makes games differ,
+        # and the few that still repeat an earlier game are counted once.
+        match = play_match(rule_env, player, player, games, seed=seed + (1 if swap else 0), progress=progress,
+                           fixed_openings=True)
+        stats = RuleStats(game=rule_env.game.spec, played=match.games)
         evaluator = player.search.evaluator if checkpoint is not None else None
-        actions = [[rule_env.game.parse_move(m) for m in record.moves] for record in match.records]
-        for record, moves in zip(match.records, actions):
+        records = [match.records[g] for g in match.distinct_indices()]
+        actions = [[rule_env.game.parse_move(m) for m in record.moves] for record in records]
+        for record, moves in zip(records, actions):
             stats.games += 1
             stats.first_wins += int(record.winner == 0)
             swapped = rule_env.game.swap_action in moves

@@ -31,6 +31,12 @@ def _rate(wins: int, games: int) -> str:
     return f"{_pct(wins / games)} [{_pct(lo)}, {_pct(hi)}] ({wins}/{games})"
 
 
+def _distinct(rule) -> str:
+    """``200 games`` or ``198 distinct games of 200``."""
+    played = rule.played or rule.games
+    return f"{rule.games} games" if rule.games == played else f"{rule.games} distinct games of {played}"
+
+
 def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
     return a[0] <= b[1] and b[0] <= a[1]
 
@@ -52,11 +58,12 @@ def write_report(stats: GameStats, openings: PositionAnalysis | None, out_dir: s
         "",
         f"Self-play of `{stats.player}` against itself ({stats.sims} simulations a move, "
         f"{'Gumbel' if stats.positions else 'Dirichlet'} root noise so that games differ): "
-        f"{stats.no_swap.games} games without the pie rule and "
-        f"{stats.swap.games} with it"
+        f"{_distinct(stats.no_swap)} without the pie rule and "
+        f"{_distinct(stats.swap)} with it"
         + (f", plus {stats.random_games} uniformly random games." if stats.random_games else "."),
-        "Intervals are 95% (Wilson). Measured numbers describe this player's games; a stronger player may "
-        "play differently.",
+        "Intervals are 95% (Wilson), over distinct games (a game that repeats an earlier one move for move, "
+        "up to the board's symmetry, is counted once). Measured numbers describe this player's games; a "
+        "stronger player may play differently.",
         "",
     ]
     if command:

@@ -7,8 +7,8 @@ import re
 import time
 from pathlib import Path
 
-from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, game_for_players, print_json,
-                                    resolve_device)
+from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, game_for_players, plural,
+                                    print_json, resolve_device, warn)
 PLAYERS_HELP = ("a player: random, mcts-rollout:K (random-rollout MCTS, K simulations), policy:CKPT "
                 "(a checkpoint's raw policy), CKPT or CKPT:sims=N (checkpoint + search), or "
                 "gtp:\"COMMAND\" (an external engine speaking GTP)")
@@ -18,9 +18,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "arena", help="play a match between two players",
         description="Play many games at once between two players, in pairs that share a random opening "
-        "with colours exchanged, so each player moves first in half of them. Prints wins by colour, the "
-        "score and the Elo difference with 95% intervals, and writes every game record (JSON lines; "
-        "replay one with: conhex-zero replay --record FILE --index I). The progress bar counts plies "
+        "with colours exchanged, so each player moves first in half of them. Every pair has its own "
+        "opening, drawn without replacement from the openings that differ up to the board's symmetries; "
+        "when the board has fewer distinct openings of --opening-plies moves than the match has pairs, "
+        "all pairs get longer openings (Hex 5x5: 13 distinct first moves, 300 two-move openings), so no "
+        "two games are the same even between deterministic players.\n"
+        "Prints wins by colour, the score and the Elo difference with 95% intervals, the distinct games "
+        "and openings, and writes every game record (JSON lines; replay one with: conhex-zero replay "
+        "--record FILE --index I). Intervals, Elo and the ladder count the evidence once: a game "
+        "repeated (the same moves up to symmetry, the same players in the same colours) counts as one "
+        "game, so the Wilson interval is taken over the distinct games; the plain score counts all. "
+        "With distinct openings that happens only on boards too small for the match "
+        "(a warning says so) or with --fixed-openings.\n"
+        "The progress bar counts plies "
         "(moves, all games together) against an estimate of the match's plies, refined as games end, "
         "with the games finished and the time left.\n"
         "The game is --game, else the one the first checkpoint among the players was trained on, else "
@@ -40,8 +50,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sims", type=int, default=None,
                    help="simulations for checkpoint players without :sims=N (default: 64)")
     p.add_argument("--opening-plies", type=int, default=1, metavar="K",
-                   help="random moves opening each pair of games, colours exchanged within a pair "
-                   "(default: 1; 0 starts every game from the empty board)")
+                   help="at least K random moves open each pair of games, colours exchanged within a pair; "
+                   "more when the board has fewer than --games/2 distinct K-move openings (default: 1). "
+                   "With the swap rule, an opening of two or more moves passes the swap's turn, so those "
+                   "games have no swap (ConHex has 22 distinct first moves: 44 games keep the swap)")
+    p.add_argument("--fixed-openings", action="store_true",
+                   help="openings of exactly --opening-plies moves (0: every game from the empty board), "
+                   "reused as evenly as possible when the board has too few: between deterministic "
+                   "players the repeats are copies, which the intervals count once")
     p.add_argument("--scoring", action="store_true",
                    help="also score the match in the scoring variant: pairs of games from the same opening "
                    "with colours exchanged, the winner of a game scores the pieces it placed, the lower "
@@ -74,6 +90,7 @@ def _elo(x: float) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from conhex_zero.agents.arena import play_match, play_until_decided
+    from conhex_zero.agents.match_openings import OpeningError, check_opening_length
     from conhex_zero.agents.players import PlayerSpecError, make_player
     from conhex_zero.env.vec_env import VecEnv
     from conhex_zero.ladder.store import Ladder
@@ -90,6 +107,10 @@ def run(args: argparse.Namespace) -> int:
     if args.gtp_timeout <= 0:
         raise CliError("--gtp-timeout must be positive")
     env = VecEnv(game_for_players("arena", args.game, [args.player1, args.player2]), resolve_device(args.device))
+    try:
+        check_opening_length(env.game, env.game.opening_plies + args.opening_plies)
+    except OpeningError as err:
+        raise CliError(f"--opening-plies {args.opening_plies}: {err}") from None
     players = []
     try:
         for k, spec in enumerate((args.player1, args.player2)):
@@ -103,14 +124,19 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.until_decided:
             result = play_until_decided(env, players[0], players[1], args.games, args.round, seed=args.seed,
-                                        progress=progress, opening_plies=args.opening_plies)
+                                        progress=progress, opening_plies=args.opening_plies,
+                                        fixed_openings=args.fixed_openings)
         else:
             result = play_match(env, players[0], players[1], args.games, seed=args.seed, progress=progress,
-                                opening_plies=args.opening_plies)
+                                opening_plies=args.opening_plies, fixed_openings=args.fixed_openings)
     finally:
         for p in players:
             if hasattr(p, "close"):
                 p.close()
+    if result.openings_repeat:
+        warn("arena", f"{result.game} has only {result.openings_available} distinct openings of "
+             f"{plural(result.opening_plies, 'ply', 'plies')} for {plural((result.games + 1) // 2, 'pair')}: some "
+             f"openings repeat, and the intervals count each distinct game once")
     records = Path(args.records or Path("runs") / "arena" /
                    f"{_slug(args.player1)}-vs-{_slug(args.player2)}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
     result.write_records(records)
@@ -120,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
             kind = "reference" if spec == "random" or spec.startswith("mcts-rollout") else "player"
             if player.name not in ladder.players:
                 ladder.add_player(player.name, kind)
-        ladder.add_match(players[0].name, players[1].name, result.wins_by_colour, env.game.spec)
+        ladder.add_match(players[0].name, players[1].name, result.distinct_wins_by_colour(), env.game.spec)
     scoring = result.scoring() if args.scoring else None
     if args.json:
         print_json({**result.to_json(records), **(scoring.to_json() if scoring else {})})
@@ -128,15 +154,23 @@ def run(args: argparse.Namespace) -> int:
     low, high = result.score_ci95
     elo_low, elo_high = result.elo_ci95
     print(f"{result.game}: {result.games} games in colour-exchanged pairs over random openings "
-          f"({args.opening_plies} {'ply' if args.opening_plies == 1 else 'plies'})"
-          + (f"; {'decided' if result.decided else 'not decided'} after {result.rounds} rounds"
+          f"({plural(result.opening_plies, 'ply', 'plies')})"
+          + (f"; {'decided' if result.decided else 'not decided'} after {plural(result.rounds, 'round')}"
              if args.until_decided else ""))
+    print(f"  {result.distinct_games} distinct games, {plural(result.distinct_openings, 'distinct opening')}"
+          + (f" (the board has {result.openings_available} of {plural(result.opening_plies, 'ply', 'plies')}: "
+             "some openings repeat)" if result.openings_repeat else ""))
     width = max(len(n) for n in result.players)
     for k, key in enumerate(("player1", "player2")):
         first, second = result.wins_by_colour[key]
         print(f"  {result.players[k]:<{width}}  {result.wins[k]:>5} wins   (moving first {first}, second {second})")
-    print(f"score of {result.players[0]}: {result.score:.3f} [{low:.3f}, {high:.3f}]   "
-          f"Elo difference {_elo(result.elo)} [{_elo(elo_low)}, {_elo(elo_high)}] (95%)")
+    if result.distinct_games < result.games:
+        print(f"score of {result.players[0]}: {result.score:.3f} over all games; over the "
+              f"{result.distinct_games} distinct games {result.distinct_score:.3f} [{low:.3f}, {high:.3f}]   "
+              f"Elo difference {_elo(result.elo)} [{_elo(elo_low)}, {_elo(elo_high)}] (95%)")
+    else:
+        print(f"score of {result.players[0]}: {result.score:.3f} [{low:.3f}, {high:.3f}]   "
+              f"Elo difference {_elo(result.elo)} [{_elo(elo_low)}, {_elo(elo_high)}] (95%)")
     per_move = ", ".join(f"{name} {'-' if t is None else f'{1000 * t:.1f} ms'}"
                          for name, t in zip(result.players, result.seconds_per_move))
     print(f"mean game length {result.mean_length:.1f} plies; forfeits {result.forfeits}; records: {records}")

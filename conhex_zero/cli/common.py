@@ -61,6 +61,11 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 ply``, ``2 plies``, ``3 rounds``."""
+    return f"{n} {word if n == 1 else (words or word + 's')}"
+
+
 def warn(command: str, message: str) -> None:
     """One warning line on standard error."""
     print(f"conhex-zero {command}: warning: {message}", file=sys.stderr, flush=True)

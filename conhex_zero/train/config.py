@@ -106,7 +106,8 @@ class EvalConfig:
     sims: int = 16
     """Simulations of the network player in evaluation games."""
     opening_plies: int = 1
-    """Random moves opening each pair of games (colours exchanged within a pair)."""
+    """At least this many random moves open each pair of games (colours exchanged within a pair);
+    longer when the board has fewer distinct openings of this length than a match has pairs."""
 
 
 @dataclass(frozen=True)
@@ -316,9 +317,15 @@ def validate(c: TrainConfig) -> None:
     from conhex_zero.nn.model import ModelConfig
 
     try:
-        parse_game(c.game)
+        game = parse_game(c.game)
     except GameSpecError as err:
         raise ConfigError(f"game: {err}") from None
+    from conhex_zero.agents.match_openings import OpeningError, check_opening_length
+
+    try:
+        check_opening_length(game, game.opening_plies + max(0, c.eval.opening_plies))
+    except OpeningError as err:
+        raise ConfigError(f"eval.opening_plies: {err}") from None
     try:
         ModelConfig.from_name(c.model)
     except ValueError as err:

@@ -3,8 +3,10 @@
 Each evaluated checkpoint plays the fixed references (random, rollout-MCTS: their strength never
 moves), its predecessor, and the ``eval.neighbours`` earlier checkpoints rated nearest to it (so a
 checkpoint is measured against several opponents, not only the last one). Games come in
-colour-exchanged pairs over random openings (``eval.opening_plies``), so they are distinct games
-even between deterministic players. Every result goes to ``RUN/ladder.jsonl``; ratings are then
+colour-exchanged pairs over distinct random openings (at least ``eval.opening_plies`` moves, longer
+when the board has too few; see ``agents.match_openings``), so they are distinct games even between
+deterministic players; the win rates, their intervals and the ladder count distinct games only
+(``MatchResult.distinct_wins_by_colour``). Every result goes to ``RUN/ladder.jsonl``; ratings are then
 fitted over all recorded games (``conhex-zero ladder RUN`` shows them). The network plays with
 Gumbel search without root noise (``eval.sims`` simulations).
 """
@@ -16,7 +18,6 @@ from pathlib import Path
 from conhex_zero.agents.arena import play_match
 from conhex_zero.agents.players import make_player, network_player
 from conhex_zero.env.vec_env import VecEnv
-from conhex_zero.ladder.ratings import wilson
 from conhex_zero.ladder.store import Ladder, nearest
 from conhex_zero.nn.checkpoint import load_checkpoint
 from conhex_zero.nn.model import GraphNet
@@ -34,11 +35,16 @@ def _on_disk(run_path: Path, info: dict) -> bool:
 
 
 def _win_rate_metrics(key: str, result) -> dict[str, float]:
-    low, high = wilson(result.wins[0], result.games)
-    first, second = result.wins_by_colour["player1"]
-    return {f"{key}/win_rate": result.score, f"{key}/win_rate_low": low, f"{key}/win_rate_high": high,
-            f"{key}/win_rate_first": first / max(1, (result.games + 1) // 2),
-            f"{key}/win_rate_second": second / max(1, result.games // 2)}
+    """Win rates over the distinct games (a copy of a game is no new evidence)."""
+    low, high = result.score_ci95
+    by = result.distinct_wins_by_colour()
+    first, second = by["player1"]
+    as_first = first + by["player2"][1]  # distinct games in which the checkpoint moved first
+    as_second = result.distinct_games - as_first
+    return {f"{key}/win_rate": result.distinct_score, f"{key}/win_rate_low": low, f"{key}/win_rate_high": high,
+            f"{key}/win_rate_first": first / max(1, as_first),
+            f"{key}/win_rate_second": second / max(1, as_second),
+            f"{key}/distinct_games": float(result.distinct_games)}
 
 
 def evaluate(env: VecEnv, model: GraphNet, previous: tuple[str, GraphNet] | None, config: EvalConfig,
@@ -58,7 +64,7 @@ def evaluate(env: VecEnv, model: GraphNet, previous: tuple[str, GraphNet] | None
 
     def play(opponent, games: int, key: str | None) -> None:
         result = play_match(env, me, opponent, games, seed=seed, progress=progress, opening_plies=config.opening_plies)
-        ladder.add_match(name, opponent.name, result.wins_by_colour, env.game.spec, **tag)
+        ladder.add_match(name, opponent.name, result.distinct_wins_by_colour(), env.game.spec, **tag)
         if key:
             metrics.update(_win_rate_metrics(key, result))
 
