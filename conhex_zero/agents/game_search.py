@@ -48,11 +48,13 @@ class GameSearch:
         legal = self.env.legal_mask(state)
         if exclude is not None:
             legal = legal & ~exclude
+        proven = None
         if self.tactics is not None:
             wins = self.tactics.winning_moves(state).any(1)
             value = torch.where(wins, 1.0, value)
             legal = self.tactics.focus(state, legal)
-        return RootInput(logits=logits, value=value, legal=legal, embedding=state)
+            proven = wins.to(torch.int8)  # a player who can win at once has won
+        return RootInput(logits=logits, value=value, legal=legal, embedding=state, proven=proven)
 
     def recurrent(self, state: State, action: Tensor) -> Transition:
         env = self.env
@@ -63,14 +65,16 @@ class GameSearch:
         discount = torch.where(ended, 0.0, torch.where(nxt.to_move == state.to_move, 1.0, -1.0))
         legal = env.legal_mask(nxt)
         logits, value = self.evaluator(nxt)
+        proven = None
         if self.tactics is not None:
             wins = self.tactics.winning_moves(nxt)  # [B, H]
             can_win = wins.any(1)
             value = torch.where(can_win, 1.0, value)
             wins_a = torch.cat([wins, torch.zeros_like(wins[:, :1])], dim=1)
             legal = torch.where(can_win[:, None], wins_a, legal)
+            proven = can_win.to(torch.int8)  # exact: the player to move wins at once
         return Transition(logits=logits, value=value, legal=legal, embedding=nxt,
-                          reward=reward, discount=discount)
+                          reward=reward, discount=discount, proven=proven)
 
     def run(self, state: State, keys: Tensor, exclude: Tensor | None = None,
             on_simulation: Callable[[int], None] | None = None) -> SearchOutput:

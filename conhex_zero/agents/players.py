@@ -85,7 +85,8 @@ def rollout_config(simulations: int, root_noise: bool = False) -> SearchConfig:
     """The search of the ``mcts-rollout:K`` reference: PUCT over uniform priors, every action tried
     once before any is revisited; ``root_noise`` adds Dirichlet noise (for varied analysis games)."""
     return SearchConfig(scheme="puct", num_simulations=simulations, c_puct=ROLLOUT_C_PUCT, fpu=1.0,
-                        dirichlet_fraction=0.25 if root_noise else 0.0, dirichlet_alpha=0.3)
+                        dirichlet_fraction=0.25 if root_noise else 0.0, dirichlet_alpha=0.3,
+                        solver=False)  # the fixed reference stays as it was measured
 
 
 def rollout_player(env: VecEnv, simulations: int, seed: int = 0, root_noise: bool = False) -> SearchPlayer:

@@ -11,6 +11,17 @@ Two schemes (``SearchConfig.scheme``, rules in ``select.py``): ``puct`` (AlphaZe
 noise, the visit distribution as policy target) and ``gumbel`` (Gumbel MuZero: Gumbel-top-k root
 candidates with sequential halving, the deterministic in-tree rule, the improved policy as target).
 
+Proven values (``SearchConfig.solver``, MCTS-solver): a terminal child proves its edge; a node with a
+winning edge is a proven win for its player to move, a node whose legal edges all lose a proven
+loss; an evaluator may also prove a new node (``Transition.proven``: one-move tactics know a player
+who can win at once has won). Proofs propagate up the simulation's path in the backup; a proven
+node is coded as terminal in ``children``, so no descent goes below it, and the in-tree rules never
+choose a proven-losing edge while an unproven one is left (a proven-winning edge makes the node
+itself proven). A proven edge's Q is its exact result, ±1. The solver is what makes the search
+converge where the network is blind: without it a winning move with a tiny prior and a misleading
+value gets one visit and is never tried again while the search pours every later simulation into
+the refuted line; once that line is proven lost, the rules must look elsewhere.
+
 One simulation, the same fixed sequence of tensor ops for every search (no ``.item()``, no
 ``nonzero``, no branch on tensor values, so no host synchronisation and a shape a CUDA graph can
 capture):
@@ -21,8 +32,10 @@ capture):
    as the deepest tree needs (see ``conhex_zero.host_reads``);
 2. *expand*: one ``recurrent_fn`` call for the whole batch at each search's leaf edge (searches
    whose path ended on an existing node write to the scratch node);
-3. *back up*: the leaf's value, signed along the path by a cumulative product of the discounts,
-   added to every edge and node of the path in two scatter-adds;
+3. *back up*: the leaf's value (its proven result where it has one), signed along the path by a
+   cumulative product of the discounts, added to every edge and node of the path in two
+   scatter-adds; then proofs go up the path, one level per step (on the CPU, skipped unless the
+   new leaf proved its edge);
 4. *refresh*: the in-tree rule re-run for the path's nodes and the new leaf, all in one batch.
 
 A simulation that walks ``max_depth`` edges without finding a leaf backs up the value of the node
@@ -74,11 +87,17 @@ class SearchConfig:
     c_visit: float = 50.0
     """Gumbel: sigma(q) = (c_visit + max N) * c_scale * q."""
     c_scale: float = 0.1
+    q_range: str = "minmax"
+    """Gumbel: how completed Q maps to [0, 1] before sigma: 'fixed' ([-1, 1], the values' range) or
+    'minmax' (over each node's legal actions, mctx's default; see ``select.py``)."""
     pv_depth: int = 8
     """Moves of principal variation reported."""
     cuda_graphs: bool = False
     """On CUDA, replay each simulation as a CUDA graph (captured after a first, eager search of the
     same batch size; see ``Searcher``). Off by default until measured on a GPU."""
+    solver: bool = True
+    """Proven values (MCTS-solver, see the module docstring): exact results found by the search
+    are propagated and never searched again."""
 
     def __post_init__(self) -> None:
         if self.scheme not in ("gumbel", "puct"):
@@ -87,6 +106,8 @@ class SearchConfig:
             raise ValueError("num_simulations must be at least 1")
         if self.max_depth < 1:
             raise ValueError("max_depth must be at least 1")
+        if self.q_range not in ("fixed", "minmax"):
+            raise ValueError(f"q_range {self.q_range!r}: expected 'fixed' or 'minmax'")
 
 
 @dataclass
@@ -95,6 +116,7 @@ class RootInput:
     value: Tensor  # [B] value for the player to move
     legal: Tensor  # [B, A] bool; at least one True per search
     embedding: Any  # the caller's state, leaves with leading dimension B
+    proven: Tensor | None = None  # [B] +1 / -1 a result known exactly for the player to move, 0 unknown
 
 
 @dataclass
@@ -105,6 +127,7 @@ class Transition:
     embedding: Any
     reward: Tensor  # [B] result for the player who acted (non-zero only when terminal)
     discount: Tensor  # [B] +1 same player next, -1 other player, 0 terminal
+    proven: Tensor | None = None  # [B] +1 / -1 the new node's exact result for its player to move, 0 unknown
 
 
 RecurrentFn = Callable[[Any, Tensor], Transition]
@@ -117,9 +140,11 @@ class SearchOutput:
     visit_probs: Tensor  # [B, A]
     policy_target: Tensor  # [B, A] improved policy (Gumbel) or visit distribution (PUCT)
     root_value: Tensor  # [B] mean value of the root for the player to move
-    q_values: Tensor  # [B, A] mean return of each root action (0 where unvisited)
+    q_values: Tensor  # [B, A] mean return of each root action (0 where unvisited; ±1 where proven)
     pv: Tensor  # [B, pv_depth] principal variation, -1 past its end
     tree: Tree
+    root_proven: Tensor | None = None  # [B] int8 the root's proven result for its player to move (0 unknown)
+    edge_proven: Tensor | None = None  # [B, A] int8 each root action's proven result for the mover (0 unknown)
 
     @property
     def action_value(self) -> Tensor:
@@ -154,6 +179,17 @@ def principal_variation(tree: Tree, first: Tensor, depth: int) -> Tensor:
     return pv
 
 
+def with_proofs(n: Tensor, w: Tensor, legal: Tensor, proven: Tensor) -> tuple[Tensor, Tensor]:
+    """Edge value sums with proven edges exact (``proven`` x visits) and the edges a rule may choose
+    ``[R, A]``: the proven wins if there are any (the node is won: any of them), else the unproven
+    edges if there are any, else all legal edges (the node is lost: all of them lose)."""
+    exact = torch.where(proven != 0, proven.to(w.dtype) * n, w)
+    wins = legal & (proven > 0)
+    open_ = legal & (proven == 0)
+    selectable = torch.where(wins.any(1, keepdim=True), wins, torch.where(open_.any(1, keepdim=True), open_, legal))
+    return exact, selectable
+
+
 class _Search:
     """The state of B searches: the tree plus per-search constants, reusable in place (``start``)."""
 
@@ -176,6 +212,7 @@ class _Search:
         self.next_edge = t.next_edge.view(-1)  # [B*N]
         self.visits, self.value_sum = t.visits.view(-1), t.value_sum.view(-1)  # [B*N]
         self.discount, self.reward = t.discount.view(-1), t.reward.view(-1)  # [B*N]
+        self.proven, self.edge_proven = t.proven.view(-1), t.edge_proven.view(-1)  # [B*N], [B*N*A]
         self.start(root, keys, fresh=True)
 
     def start(self, root: RootInput, keys: Tensor, fresh: bool = False) -> None:
@@ -183,7 +220,7 @@ class _Search:
         t, cfg = self.tree, self.cfg
         if not fresh:  # statistics of the previous searches; other rows are rewritten when used
             t.children.fill_(UNEXPANDED)
-            for field in (t.edge_visits, t.edge_value, t.visits, t.value_sum):
+            for field in (t.edge_visits, t.edge_value, t.visits, t.value_sum, t.proven, t.edge_proven):
                 field.zero_()
             t.node_count.fill_(1)
             self.depth.zero_()
@@ -208,16 +245,23 @@ class _Search:
         t.raw_value[:, 0] = root.value.float()
         t.value_sum[:, 0] = root.value.float()
         t.visits[:, 0] = 1.0
+        if root.proven is not None and cfg.solver:
+            t.proven[:, 0] = root.proven.to(torch.int8)
         tree_map(lambda store, v: store.index_copy_(0, self.base, v), t.embeddings, root.embedding)
         self._refresh(self.base)
 
     # ------------------------------------------------------------- selection
     def _gather_rows(self, flat: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
-        """Edge visits, edge values, logits, prior and legal rows ``[R, A]`` of flat nodes ``[R]``."""
+        """Edge visits, edge values, logits, prior and the selectable edges ``[R, A]`` of flat nodes
+        ``[R]``; with the solver, proven edges' values are exact and proven losses not selectable
+        (see ``with_proofs``)."""
         t = self.tree
         A = t.num_actions
-        return tuple(f.view(-1, A).index_select(0, flat)  # type: ignore[return-value]
-                     for f in (t.edge_visits, t.edge_value, t.logits, t.prior, t.legal))
+        n, w, logits, prior, legal = (f.view(-1, A).index_select(0, flat)
+                                      for f in (t.edge_visits, t.edge_value, t.logits, t.prior, t.legal))
+        if self.cfg.solver:
+            w, legal = with_proofs(n, w, legal, t.edge_proven.view(-1, A).index_select(0, flat))
+        return n, w, logits, prior, legal
 
     def _refresh(self, flat: Tensor) -> None:
         """Re-run the in-tree selection rule at flat nodes ``flat`` ``[R]``; cache their next edges."""
@@ -225,7 +269,7 @@ class _Search:
         n, w, logits, prior, legal = self._gather_rows(flat)
         if cfg.scheme == "gumbel":
             raw = self.tree.raw_value.view(-1).index_select(0, flat)
-            sigma = rules.sigma_completed_q(n, w, prior, legal, raw, cfg.c_visit, cfg.c_scale)
+            sigma = rules.sigma_completed_q(n, w, prior, legal, raw, cfg.c_visit, cfg.c_scale, cfg.q_range == "fixed")
             action = rules.gumbel_interior(logits, legal, sigma, n)
         else:
             if cfg.fpu is None:
@@ -242,8 +286,8 @@ class _Search:
         cfg = self.cfg
         n, w, logits, prior, legal = self._gather_rows(self.base)
         raw = self.tree.raw_value[:, 0]
-        sigma = rules.sigma_completed_q(n, w, prior, legal, raw, cfg.c_visit, cfg.c_scale)
-        m = legal.sum(1).clamp(max=cfg.max_considered)
+        sigma = rules.sigma_completed_q(n, w, prior, legal, raw, cfg.c_visit, cfg.c_scale, cfg.q_range == "fixed")
+        m = self.tree.legal[:, 0].sum(1).clamp(max=cfg.max_considered)  # the schedule of all legal actions
         column = self.table.index_select(1, self.sim.view(1))[:, 0]  # [max_considered + 1] this simulation's
         target = column.index_select(0, m)  # [B] visits the next candidate must have
         action = rules.gumbel_root(self.gumbel, logits, legal, sigma, n, target)
@@ -303,15 +347,28 @@ class _Search:
                          (t.parent, parent_flat - self.base), (t.action, action)):
             field.view(-1).index_copy_(0, rows, v.to(field.dtype))
         tree_map(lambda store, v: store.index_copy_(0, rows, v), t.embeddings, out.embedding)
-        new_code = torch.where(ended, terminal_code(new), new)
+        if self.cfg.solver:  # a terminal child proves its edge; the evaluator may prove the new node
+            proven_new = (torch.zeros_like(code, dtype=torch.int8) if out.proven is None
+                          else torch.where(ended, 0, out.proven.to(torch.int8)))
+            t.proven.view(-1).index_copy_(0, rows, proven_new)
+            edge_proof = torch.where(ended, out.reward.sign(), out.discount * proven_new).to(torch.int8)
+            edge_proof = torch.where(expanding, edge_proof, self.edge_proven.index_select(0, leaf_edge))
+            self.edge_proven.index_copy_(0, leaf_edge, edge_proof)
+            stops = ended | (edge_proof != 0)
+        else:
+            stops = ended
+        new_code = torch.where(stops, terminal_code(new), new)
         self.children.index_copy_(0, leaf_edge, torch.where(expanding, new_code, code))
         t.node_count += expanding.long()
         torch.maximum(self.depth, torch.where(expanding, length, 0).amax(), out=self.depth)
 
-        # 3. back up: the leaf's own value (0 for a terminal node), then each edge's return.
+        # 3. back up: the leaf's own value (its proof if it has one; 0 for a terminal node), then
+        # each edge's return.
         leaf = self.base + torch.where(expanding, new, decode_child(code))  # [B] flat
         g = torch.where(expanding, value, self.value_sum.index_select(0, leaf)
                         / self.visits.index_select(0, leaf).clamp(min=1))
+        if self.cfg.solver:
+            g = torch.where(self.proven.index_select(0, leaf) != 0, self.proven.index_select(0, leaf).float(), g)
         self.visits.index_add_(0, leaf, torch.ones_like(g))
         self.value_sum.index_add_(0, leaf, g)
         q_leaf = self.reward.index_select(0, leaf) + self.discount.index_select(0, leaf) * g  # [B]
@@ -327,9 +384,37 @@ class _Search:
         t.edge_value.view(-1).index_add_(0, edge_index, (q * weight).flatten())
         self.visits.index_add_(0, node_index, weight.flatten())
         self.value_sum.index_add_(0, node_index, (q * weight).flatten())
+        if self.cfg.solver:
+            self._propagate_proofs(path, on_path, expanding & (edge_proof != 0))
 
         # 4. the path's nodes and the leaf choose their next edges afresh.
         self._refresh(torch.cat([node_index, leaf]))
+
+    def _propagate_proofs(self, path: Tensor, on_path: Tensor, new_proof: Tensor) -> None:
+        """Proofs up the path ``[B, D]``, deepest level first: a node whose edges now prove it passes
+        its result to the edge above (which becomes terminal-coded). Proofs change only where the
+        new leaf proved its edge (``new_proof`` [B]), so on the CPU, where the read is free, nothing
+        is done otherwise."""
+        if host_reads_free(self.device) and not bool(new_proof.any()):
+            return
+        t, A = self.tree, self.tree.num_actions
+        proofs, legal_rows = t.edge_proven.view(-1, A), t.legal.view(-1, A)
+        for d in range(path.shape[1] - 1, -1, -1):
+            node = torch.div(path[:, d], A, rounding_mode="floor")  # [B] flat node above the level-d edge
+            row = proofs.index_select(0, node)  # [B, A]
+            legal = legal_rows.index_select(0, node)
+            won = ((row > 0) & legal).any(1)
+            lost = ((row < 0) | ~legal).all(1)
+            old = self.proven.index_select(0, node)
+            found = on_path[:, d] & (old == 0) & (won | lost)  # [B] newly proven
+            result = torch.where(won, 1, -1).to(torch.int8)
+            self.proven.index_copy_(0, node, torch.where(found, result, old))
+            if d:
+                up = path[:, d - 1]  # the edge into ``node``
+                proof = (self.discount.index_select(0, node) * result).to(torch.int8)
+                self.edge_proven.index_copy_(0, up, torch.where(found, proof, self.edge_proven.index_select(0, up)))
+                self.children.index_copy_(0, up, torch.where(found, terminal_code(node - self.base),
+                                                             self.children.index_select(0, up)))
 
     # --------------------------------------------------------------- outputs
     def outputs(self) -> SearchOutput:
@@ -337,26 +422,35 @@ class _Search:
         root = torch.zeros(t.batch_size, dtype=torch.long, device=self.device)
         n, w = t.rows(t.edge_visits, root), t.rows(t.edge_value, root)
         legal = t.rows(t.legal, root)
+        proven = t.rows(t.edge_proven, root)
+        selectable = legal
+        if cfg.solver:  # proven edges exact; a proven win is played, a proven loss only if all lose
+            w, selectable = with_proofs(n, w, legal, proven)
         visit_probs = n / n.sum(1, keepdim=True).clamp(min=1)
         if cfg.scheme == "gumbel":
             logits, prior = t.rows(t.logits, root), t.rows(t.prior, root)
-            sigma = rules.sigma_completed_q(n, w, prior, legal, t.raw_value[:, 0], cfg.c_visit, cfg.c_scale)
-            target = rules.masked_softmax(logits + sigma, legal)
-            score = torch.where(legal, self.gumbel + logits + sigma, -INF)
-            most = n.amax(1, keepdim=True)
+            sigma = rules.sigma_completed_q(n, w, prior, selectable, t.raw_value[:, 0], cfg.c_visit, cfg.c_scale,
+                                              cfg.q_range == "fixed")
+            target = rules.masked_softmax(logits + sigma, selectable)
+            score = torch.where(selectable, self.gumbel + logits + sigma, -INF)
+            most = torch.where(selectable, n, -1.0).amax(1, keepdim=True)
             action = torch.where(n == most, score, -INF).argmax(1)
         else:
             target = visit_probs
-            action = torch.where(legal, n + 1e-3 * t.rows(t.prior, root), -INF).argmax(1)
+            action = torch.where(selectable, n + 1e-3 * t.rows(t.prior, root), -INF).argmax(1)
+        root_proven = t.proven[:, 0]
+        mean = t.value_sum[:, 0] / t.visits[:, 0]
         return SearchOutput(
             action=action,
             visit_counts=n,
             visit_probs=visit_probs,
             policy_target=target,
-            root_value=t.value_sum[:, 0] / t.visits[:, 0],
+            root_value=torch.where(root_proven != 0, root_proven.float(), mean),
             q_values=w / n.clamp(min=1),
             pv=principal_variation(t, action, cfg.pv_depth),
             tree=t,
+            root_proven=root_proven,
+            edge_proven=proven,
         )
 
 

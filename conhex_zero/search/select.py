@@ -3,8 +3,12 @@
 * PUCT (AlphaZero): argmax Q + c * P * sqrt(sum N) / (1 + N); an unvisited action's Q is the
   node's value (or a fixed ``fpu``).
 * Gumbel MuZero (Danihelka et al., 2022): sigma(completed Q), where unvisited actions take the
-  prior-weighted mix of the node's value and its visited actions' Q, rescaled to [0, 1] over the
-  legal actions and multiplied by (c_visit + max N) * c_scale. At the root, sequential halving
+  prior-weighted mix of the node's value and its visited actions' Q, mapped to [0, 1] and multiplied
+  by (c_visit + max N) * c_scale. The map is fixed, [-1, 1] -> [0, 1], since values here are
+  bounded (``fixed_range=True``); mctx's default, min-max over the node's legal actions, blows a
+  spread of 0.001 up to the full scale, and once the visited action's Q and the mix value agree
+  that makes the in-tree rule follow noise down a single line (measured in
+  ``benchmarks/bench_convergence.py``). At the root, sequential halving
   picks among the actions with the scheduled visit count by g + logits + sigma; inside the tree,
   argmax(pi' - N / (1 + sum N)) with pi' = softmax(logits + sigma).
 
@@ -28,9 +32,10 @@ def masked_softmax(logits: Tensor, legal: Tensor) -> Tensor:
 
 
 def sigma_completed_q(n: Tensor, w: Tensor, prior: Tensor, legal: Tensor, raw_value: Tensor,
-                      c_visit: float, c_scale: float) -> Tensor:
+                      c_visit: float, c_scale: float, fixed_range: bool = False) -> Tensor:
     """``[R, A]`` sigma(completed Q) from edge visits ``n``, edge value sums ``w``, the prior and
-    the node's own value ``raw_value`` ``[R]``."""
+    the node's own value ``raw_value`` ``[R]``; Q in [-1, 1] mapped to [0, 1] (``fixed_range``) or
+    min-max rescaled over the legal actions."""
     visited = n > 0
     q = w / n.clamp(min=1)
     total = n.sum(1)
@@ -38,6 +43,8 @@ def sigma_completed_q(n: Tensor, w: Tensor, prior: Tensor, legal: Tensor, raw_va
     mean_seen = (prior * q * visited).sum(1) / pi_seen.clamp(min=1e-12)
     v_mix = (raw_value + total * mean_seen) / (1 + total)
     completed = torch.where(visited, q, v_mix[:, None])
+    if fixed_range:
+        return (c_visit + n.amax(1, keepdim=True)) * c_scale * (completed + 1) / 2
     lo = torch.where(legal, completed, INF).amin(1, keepdim=True)
     hi = torch.where(legal, completed, -INF).amax(1, keepdim=True)
     scaled = (completed - lo) / (hi - lo).clamp(min=1e-8)

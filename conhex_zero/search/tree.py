@@ -7,7 +7,12 @@ the parent; node values are from the point of view of the player to move at that
 
 ``children`` encodes what lies behind each edge, so that a descent needs one lookup per level:
 ``-1`` (``UNEXPANDED``) nothing yet; ``k >= 0`` node ``k``, to be descended into; ``-2 - k`` node
-``k``, which is terminal (a descent stops there). ``next_edge`` caches, per node, the edge that the
+``k``, which is terminal or *proven* (a descent stops there: nothing below it can change its value).
+
+Proofs (MCTS-solver): ``proven`` holds a node's exact result when the search has proved it, for its
+player to move (+1 win, -1 loss, 0 unknown), and ``edge_proven`` the same for every edge from the
+parent's point of view (+1: the move wins for the player making it). A terminal child proves its
+edge; a node with a winning edge is a win, a node all of whose legal edges lose is a loss. ``next_edge`` caches, per node, the edge that the
 in-tree selection rule picks next. That choice depends only on the node's own statistics, which
 change only when a simulation passes through the node, so the search refreshes it for the nodes
 of each simulation's path and a descent is a chain of gathers (see ``mcts.py``).
@@ -48,9 +53,11 @@ class Tree:
     children: Tensor  # [B, N, A] long: child code (see the module docstring)
     edge_visits: Tensor  # [B, N, A] float
     edge_value: Tensor  # [B, N, A] float: sum of returns through the edge (parent's view)
+    edge_proven: Tensor  # [B, N, A] int8: +1 proven win, -1 proven loss, 0 unknown (parent's view)
     next_edge: Tensor  # [B, N] long: flat edge the in-tree rule picks next at each node
     visits: Tensor  # [B, N] float
     value_sum: Tensor  # [B, N] float (node's view)
+    proven: Tensor  # [B, N] int8: +1 proven win, -1 proven loss, 0 unknown (node's view)
     raw_value: Tensor  # [B, N] float: the evaluator's value at expansion (node's view)
     reward: Tensor  # [B, N] float: reward of the edge into the node (parent's view)
     discount: Tensor  # [B, N] float: +1 same player next, -1 other player, 0 terminal
@@ -114,9 +121,11 @@ def new_tree(batch: int, num_nodes: int, num_actions: int, embedding: Any, devic
         children=torch.full((B, N, A), UNEXPANDED, dtype=torch.long, device=device),
         edge_visits=zeros(B, N, A),
         edge_value=zeros(B, N, A),
+        edge_proven=zeros(B, N, A, dtype=torch.int8),
         next_edge=zeros(B, N, dtype=torch.long),
         visits=zeros(B, N),
         value_sum=zeros(B, N),
+        proven=zeros(B, N, dtype=torch.int8),
         raw_value=zeros(B, N),
         reward=zeros(B, N),
         discount=zeros(B, N),

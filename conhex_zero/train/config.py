@@ -57,6 +57,9 @@ class SelfPlayConfig:
     """torch.compile the network for self-play's evaluations (fixed shapes: one batch of games)."""
     cuda_graphs: bool = False
     """On CUDA, replay each search simulation as a CUDA graph (see search.mcts.Searcher)."""
+    solver: bool = False
+    """Proven values in self-play's searches (MCTS-solver, see search.mcts): off by default, the
+    recipe the shipped models were trained with."""
 
 
 @dataclass(frozen=True)

@@ -106,7 +106,7 @@ class SelfPlay:
         dev = env.device
         G, L = config.games, env.game.max_plies + 1
         noise = dict(scheme=config.scheme, max_considered=config.max_considered,
-                     dirichlet_alpha=config.dirichlet_alpha, cuda_graphs=config.cuda_graphs)
+                     dirichlet_alpha=config.dirichlet_alpha, cuda_graphs=config.cuda_graphs, solver=config.solver)
         full = SearchConfig(num_simulations=config.full_sims, gumbel_scale=1.0,
                             dirichlet_fraction=config.dirichlet_fraction, **noise)
         cheap = SearchConfig(num_simulations=config.cheap_sims, gumbel_scale=0.0, dirichlet_fraction=0.0, **noise)

@@ -1,0 +1,179 @@
+"""Does the search converge to the truth? Sign agreement with the exact solver versus simulations.
+
+    python benchmarks/bench_convergence.py --game hex-4 --positions 400
+    python benchmarks/bench_convergence.py --game hex-5 --positions 500 --sims 16 64 256 1024 3200
+
+Random positions at every stage of a Hex 4x4 or 5x5 game (uniformly random play of 0 .. H - 2 plies,
+running positions only) are solved exactly (``analysis.solver``); then every configuration searches
+them all at every simulation count, and the benchmark counts the positions whose search value has
+the solver's sign (a value of exactly 0 counts as wrong). A configuration is a scheme (``gumbel``,
+``puct``), the one-move tactics on or off, the solver (proven values) on or off and a network (the
+shipped checkpoint of the board, or ``uniform``: uniform prior, value 0). Three values of one search
+are scored:
+
+* ``action_q``: the Q of the move the search plays (what ``openings``, play and GTP report);
+* ``root``: the root's mean value over all simulations (its proven result when it has one);
+* ``policy``: the improved policy's expected Q (Gumbel's pi' weighting of completed Q).
+
+Writes OUT/convergence-<game>.json (per configuration, estimator and simulation count: the share
+that agrees, and how many roots were proven) and a plot OUT/convergence-<game>.png, and prints the
+table. One torch thread unless --threads says otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from conhex_zero.agents.evaluators import NetworkEvaluator, UniformEvaluator
+from conhex_zero.agents.game_search import GameSearch
+from conhex_zero.analysis.solver import HexSolver
+from conhex_zero.env.state import State
+from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.nn.checkpoint import load_checkpoint
+from conhex_zero.search import rng
+from conhex_zero.search import select as rules
+from conhex_zero.search.mcts import SearchConfig
+
+SHIPPED = {"hex-4": "checkpoints/hex4-l3h32.pt", "hex-5": "checkpoints/hex5-l4h64.pt"}
+
+
+def random_positions(env: VecEnv, count: int, seed: int) -> State:
+    """``count`` running positions, each after a uniformly random number (0 .. H - 2) of random plies."""
+    gen = torch.Generator().manual_seed(seed)
+    H = env.num_holes
+    kept: list[State] = []
+    have = 0
+    while have < count:
+        batch = 4 * count
+        plies = torch.randint(0, H - 1, (batch,), generator=gen)
+        state = env.initial_state(batch)
+        for ply in range(H - 1):
+            moved = env.step(state, env.random_actions(state, gen, swap=False))
+            state = state.where(plies > ply, moved)  # games still in their opening take the move
+        running = ~state.done
+        chosen = state[running.nonzero().squeeze(1)]
+        kept.append(chosen)
+        have += chosen.batch_size
+    return State.cat(kept)[torch.arange(count)]
+
+
+def estimates(out, cfg: SearchConfig) -> dict[str, torch.Tensor]:
+    """The three values of a search for the player to move (``[B]`` each)."""
+    t = out.tree
+    root = torch.zeros(t.batch_size, dtype=torch.long)
+    action_q = out.action_value
+    n, w = t.rows(t.edge_visits, root), t.rows(t.edge_value, root)
+    legal, prior, logits = t.rows(t.legal, root), t.rows(t.prior, root), t.rows(t.logits, root)
+    q = out.q_values
+    sigma = rules.sigma_completed_q(n, q * n.clamp(min=1), prior, legal, t.raw_value[:, 0], cfg.c_visit, cfg.c_scale,
+                                    cfg.q_range == "fixed")
+    improved = rules.masked_softmax(logits + sigma, legal)
+    visited = n > 0
+    pi_seen = (prior * visited).sum(1)
+    total = n.sum(1)
+    mean_seen = (prior * q * visited).sum(1) / pi_seen.clamp(min=1e-12)
+    v_mix = (t.raw_value[:, 0] + total * mean_seen) / (1 + total)
+    completed = torch.where(visited, q, v_mix[:, None])
+    policy = (improved * completed).sum(1)
+    return {"action_q": action_q, "root": out.root_value, "policy": policy}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--game", default="hex-4", choices=sorted(SHIPPED))
+    ap.add_argument("--positions", type=int, default=400)
+    ap.add_argument("--sims", type=int, nargs="+", default=[16, 32, 64, 128, 256, 512, 1024, 3200])
+    ap.add_argument("--schemes", nargs="+", default=["gumbel", "puct"],
+                    help="gumbel (fixed Q range), gumbel-minmax (mctx's min-max rescaling) or puct")
+    ap.add_argument("--networks", nargs="+", default=["shipped", "uniform"])
+    ap.add_argument("--tactics", nargs="+", default=["on", "off"])
+    ap.add_argument("--solver", nargs="+", default=["on", "off"])
+    ap.add_argument("--batch", type=int, default=100, help="positions searched at once")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--out", default="runs/convergence")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    env = VecEnv(args.game)
+    solver = HexSolver(env.game.board)
+    started = time.perf_counter()
+    positions = random_positions(env, args.positions, args.seed)
+    truth = solver.state_winners(positions) == positions.to_move  # [P] the player to move wins
+    print(f"{args.game}: {args.positions} positions solved in {time.perf_counter() - started:.1f} s "
+          f"(player to move wins {int(truth.sum())}); plies {positions.ply.min().item()}..{positions.ply.max().item()}",
+          flush=True)
+    model = load_checkpoint(SHIPPED[args.game]).model
+    results = []
+    for network in args.networks:
+        evaluator = NetworkEvaluator(model, env) if network == "shipped" else UniformEvaluator(env)
+        for scheme in args.schemes:
+            for tactics in args.tactics:
+                for solve in args.solver:
+                    row = {"network": network, "scheme": scheme, "tactics": tactics, "solver": solve, "sims": {}}
+                    for sims in args.sims:
+                        cfg = SearchConfig(scheme=scheme.split("-")[0], num_simulations=sims, gumbel_scale=0.0,
+                                           q_range="minmax" if scheme.endswith("minmax") else "fixed",
+                                           solver=solve == "on", fpu=1.0 if network == "uniform" and scheme == "puct" else None)
+                        search = GameSearch(env, evaluator, cfg, tactics=tactics == "on")
+                        agree = {k: 0 for k in ("action_q", "root", "policy")}
+                        proven = 0
+                        tick = time.perf_counter()
+                        for start in range(0, args.positions, args.batch):
+                            idx = torch.arange(start, min(start + args.batch, args.positions))
+                            batch = positions[idx]
+                            out = search.run(batch, rng.make_keys(args.seed + sims, len(idx)))
+                            for k, v in estimates(out, cfg).items():
+                                agree[k] += int(((v > 0) == truth[idx]).logical_and(v != 0).sum())
+                            proven += int((out.root_proven != 0).sum()) if out.root_proven is not None else 0
+                        row["sims"][sims] = {k: v / args.positions for k, v in agree.items()}
+                        row["sims"][sims]["proven"] = proven / args.positions
+                        row["sims"][sims]["seconds"] = round(time.perf_counter() - tick, 1)
+                        print(f"{network:<8} {scheme:<6} tactics {tactics:<3} solver {solve:<3} sims {sims:>5}: "
+                              + "  ".join(f"{k} {v:.3f}" for k, v in row["sims"][sims].items() if k != "seconds")
+                              + f"  ({row['sims'][sims]['seconds']} s)", flush=True)
+                    results.append(row)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = {"game": args.game, "positions": args.positions, "seed": args.seed, "threads": args.threads,
+            "processor": platform.processor() or platform.machine(), "torch": torch.__version__,
+            "date": time.strftime("%Y-%m-%d"), "checkpoint": SHIPPED[args.game]}
+    path = out / f"convergence-{args.game}.json"
+    path.write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
+    plot(results, args.sims, out / f"convergence-{args.game}.png", args.game, args.positions)
+    print(f"results: {path}")
+    return 0
+
+
+def plot(results: list[dict], sims: list[int], path: Path, game: str, positions: int) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5), sharey=True)
+    for ax, network in zip(axes, ("shipped", "uniform")):
+        for row in results:
+            if row["network"] != network:
+                continue
+            label = f"{row['scheme']}, tactics {row['tactics']}, solver {row['solver']}"
+            style = "-" if row["solver"] == "on" else "--"
+            ax.plot(sims, [row["sims"][s]["action_q"] for s in sims], style, marker="o", label=label)
+        ax.set_xscale("log")
+        ax.set_xlabel("simulations")
+        ax.set_title(f"{game}, {network} network: value of the chosen move")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel(f"share of {positions} positions with the solver's sign")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
