@@ -3,8 +3,8 @@
     python benchmarks/bench_convergence.py --game hex-4 --positions 400
     python benchmarks/bench_convergence.py --game hex-5 --positions 500 --sims 16 64 256 1024 3200
 
-Random positions at every stage of a Hex 4x4 or 5x5 game (uniformly random play of 0 .. H - 2 plies,
-running positions only) are solved exactly (``analysis.solver``); then every configuration searches
+Distinct random positions at every stage of a Hex 4x4 or 5x5 game (uniformly random play of
+0 .. H - 2 plies, running positions only, no two equal up to the board's symmetry) are solved exactly (``analysis.solver``); then every configuration searches
 them all at every simulation count, and the benchmark counts the positions whose search value has
 the solver's sign (a value of exactly 0 counts as wrong). A configuration is a scheme (``gumbel``,
 ``puct``), the one-move tactics on or off, the solver (proven values) on or off and a network (the
@@ -31,6 +31,7 @@ from pathlib import Path
 
 import torch
 
+from conhex_zero.agents.distinct import GameCanon
 from conhex_zero.agents.evaluators import NetworkEvaluator, UniformEvaluator
 from conhex_zero.agents.game_search import GameSearch
 from conhex_zero.analysis.solver import HexSolver
@@ -45,9 +46,12 @@ SHIPPED = {"hex-4": "checkpoints/hex4-l3h32.pt", "hex-5": "checkpoints/hex5-l4h6
 
 
 def random_positions(env: VecEnv, count: int, seed: int) -> State:
-    """``count`` running positions, each after a uniformly random number (0 .. H - 2) of random plies."""
+    """``count`` distinct running positions (up to symmetry), each after a uniformly random number
+    (0 .. H - 2) of random plies."""
     gen = torch.Generator().manual_seed(seed)
     H = env.num_holes
+    canon = GameCanon(env.game)
+    seen: set = set()
     kept: list[State] = []
     have = 0
     while have < count:
@@ -57,8 +61,13 @@ def random_positions(env: VecEnv, count: int, seed: int) -> State:
         for ply in range(H - 1):
             moved = env.step(state, env.random_actions(state, gen, swap=False))
             state = state.where(plies > ply, moved)  # games still in their opening take the move
-        running = ~state.done
-        chosen = state[running.nonzero().squeeze(1)]
+        rows = []
+        for b in (~state.done).nonzero().squeeze(1).tolist():
+            key = canon.board_key(state.holes[b].tolist())
+            if key not in seen:
+                seen.add(key)
+                rows.append(b)
+        chosen = state[torch.tensor(rows, dtype=torch.long)]
         kept.append(chosen)
         have += chosen.batch_size
     return State.cat(kept)[torch.arange(count)]
@@ -124,19 +133,25 @@ def main() -> int:
                         search = GameSearch(env, evaluator, cfg, tactics=tactics == "on")
                         agree = {k: 0 for k in ("action_q", "root", "policy")}
                         proven = 0
+                        signs = []  # per position: does the chosen move's value have the solver's sign
                         tick = time.perf_counter()
                         for start in range(0, args.positions, args.batch):
                             idx = torch.arange(start, min(start + args.batch, args.positions))
                             batch = positions[idx]
                             out = search.run(batch, rng.make_keys(args.seed + sims, len(idx)))
                             for k, v in estimates(out, cfg).items():
-                                agree[k] += int(((v > 0) == truth[idx]).logical_and(v != 0).sum())
+                                right = ((v > 0) == truth[idx]).logical_and(v != 0)
+                                agree[k] += int(right.sum())
+                                if k == "action_q":
+                                    signs += right.int().tolist()
                             proven += int((out.root_proven != 0).sum()) if out.root_proven is not None else 0
                         row["sims"][sims] = {k: v / args.positions for k, v in agree.items()}
                         row["sims"][sims]["proven"] = proven / args.positions
                         row["sims"][sims]["seconds"] = round(time.perf_counter() - tick, 1)
+                        row["sims"][sims]["right"] = "".join(map(str, signs))  # per position, action_q
                         print(f"{network:<8} {scheme:<6} tactics {tactics:<3} solver {solve:<3} sims {sims:>5}: "
-                              + "  ".join(f"{k} {v:.3f}" for k, v in row["sims"][sims].items() if k != "seconds")
+                              + "  ".join(f"{k} {v:.3f}" for k, v in row["sims"][sims].items()
+                                          if k not in ("seconds", "right"))
                               + f"  ({row['sims'][sims]['seconds']} s)", flush=True)
                     results.append(row)
     out = Path(args.out)

@@ -18,7 +18,8 @@ from conhex_zero.play.session import position_line
 
 CKPT = str(Path(__file__).resolve().parent.parent / "checkpoints" / "hex5-l4h64.pt")
 ENGINE = f"{sys.executable} -m conhex_zero.cli.main gtp"
-ANALYSIS_LINE = re.compile(r"^(\w+) visits (\d+) winrate (-|0\.\d{3}|1\.000) prior ([01]\.\d{4}) pv (\w+(?: \w+)*)$")
+ANALYSIS_LINE = re.compile(r"^(\w+) visits (\d+) winrate (-|0\.\d{3}|1\.000) prior ([01]\.\d{4})"
+                           r"(?: proven (win|loss))? pv (\w+(?: \w+)*)$")
 
 
 
@@ -153,7 +154,8 @@ def test_analysis_lines_and_the_winning_move():
     assert response.startswith("= ") and 1 <= len(lines) <= 3
     parsed = [ANALYSIS_LINE.match(line) for line in lines]
     assert all(parsed), lines
-    assert parsed[0].group(1) == "c5" and parsed[0].group(3) == "1.000" and parsed[0].group(5).startswith("c5")
+    assert parsed[0].group(1) == "c5" and parsed[0].group(3) == "1.000" and parsed[0].group(6).startswith("c5")
+    assert parsed[0].group(5) == "win"  # a move that wins at once is a proven win
     assert e.handle("conhex-analyze 0").startswith("? syntax error")
     assert e.handle("genmove b") == "= c5\n\n" and e.handle("final_score") == "= B+\n\n"
     p = GTPEngine(f"policy:{CKPT}", game="hex-5")

@@ -64,6 +64,19 @@ class GameCanon:
         """The same key for a game and for each of its symmetric images."""
         return min(self.map_moves(moves, k) for k in range(len(self)))
 
+    def board_key(self, holes: Sequence[int]) -> Key:
+        """The same key for positions whose stones (per hole: -1 empty, 0 or 1 the owner) map onto
+        each other under a colour-keeping symmetry (the player to move is read off the stones)."""
+        best = None
+        for g in self.before_swap:
+            image = [-1] * len(holes)
+            for hole, owner in enumerate(holes):
+                image[g[hole]] = owner
+            key = tuple(image)
+            if best is None or key < best:
+                best = key
+        return best
+
     def opening_key(self, moves: Sequence[int]) -> Key:
         """The same key for every opening (moves without a swap) that reaches the same position up to
         symmetry: the first player's and the second player's holes, sorted, under the best image."""

@@ -13,7 +13,20 @@ position. The analysis gives, per move:
   the group's win rate pools all its searches and ``win_rate_spread`` is the range (max - min)
   over them, the search's own uncertainty;
 * ``swap``: under the pie rule the second player should swap exactly when the first player's
-  win rate after the opening is above one half.
+  win rate after the opening is above one half;
+* ``proven``: the search proved the child's result (MCTS-solver, ``search.mcts``): the value is then
+  exact (win rate 1 or 0), whatever the simulations;
+* stability: every move is searched again with ``compare_sims`` simulations (default half of
+  ``sims``), ``repeats`` times too; a move is ``stable`` when all its group's searches at both
+  effort levels (or a proof) put it on the same side of one half. An unstable move is undecided at
+  this effort: its side of one half (and so its swap verdict) may change with more thinking.
+
+The estimate is the value of the child's best reply (the move its search would play there), from
+the opponent's side, in a search with proven values: as simulations grow the refuted lines are
+proven and dropped and the estimate tends to the exact result (``benchmarks/bench_convergence.py``
+measures how fast, against the exact solver on Hex 4x4 and 5x5); before that it is the mean return
+of that reply's subtree, and the spread over repeats, symmetric moves and the two effort levels is
+its honest uncertainty.
 
 All children and repeats are one batch through the search, so a ConHex opening analysis is one
 search of 69 x repeats positions. With a small Hex board, ``exact`` adds the solver's verdict.
@@ -65,6 +78,13 @@ class MoveAnalysis:
     """Exact solver's verdict, when one is available: does the mover win after this move?"""
     samples: list[float] = field(default_factory=list)
     """This move's win chance in each repeat."""
+    proven: str | None = None
+    """``"win"`` / ``"loss"`` for the mover when a search proved the child's result (or the move
+    ends the game), else None."""
+    compare_win_rate: float | None = None
+    """The group's pooled win chance at ``compare_sims`` simulations (None: no comparison run)."""
+    stable: bool = True
+    """Every search of the group, at both effort levels, on the same side of one half (or proven)."""
 
 
 @dataclass
@@ -83,7 +103,17 @@ class PositionAnalysis:
     truth_source: str | None = None
     """Where ``exact_win`` comes from: 'solver' (this package's exact solver), 'published' (the
     literature's solution of the openings, ``hex_openings.PUBLISHED_OPENINGS``) or None."""
+    compare_sims: int = 0
+    """The second effort level the stability check searched at (0: none)."""
 
+    @property
+    def stable_count(self) -> int:
+        """Moves whose verdict (side of one half) is the same in every search at both efforts."""
+        return sum(m.stable for m in self.moves)
+
+    def undecided(self) -> list[list["MoveAnalysis"]]:
+        """The groups that are not stable: undecided at this effort."""
+        return [g for g in self.groups() if not g[0].stable]
     def groups(self) -> list[list[MoveAnalysis]]:
         """Moves grouped by symmetry, in the order of ``moves``."""
         order: dict[int, list[MoveAnalysis]] = {}
@@ -101,10 +131,11 @@ class PositionAnalysis:
 
     def to_json(self) -> dict:
         keys = ("move", "prior", "value", "win_rate", "win_rate_spread", "swap", "own_win_rate",
-                "net_win_rate", "visits", "group", "exact_win", "samples")
+                "net_win_rate", "visits", "group", "exact_win", "samples", "proven", "compare_win_rate", "stable")
         return {
             "game": self.game, "checkpoint": self.checkpoint, "sims": self.sims, "repeats": self.repeats,
-            "mover": self.mover, "truth_source": self.truth_source,
+            "mover": self.mover, "truth_source": self.truth_source, "compare_sims": self.compare_sims,
+            "stable": self.stable_count,
             "openings" if self.is_opening else "moves": [
                 {k: _rounded(asdict(m)[k]) for k in keys} for m in self.moves],
         }
@@ -143,18 +174,46 @@ def symmetry_groups(env: VecEnv, state: State, actions: list[int]) -> list[int]:
     return [renumber[r] for r in roots]
 
 
+def _search_children(env: VecEnv, evaluator: NetworkEvaluator, batch: State, running: torch.Tensor, M: int,
+                     sims: int, repeats: int, seed: int, on_simulation: Callable[[int], None] | None
+                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Search the running children ``batch`` (``repeats`` copies of each) from the opponent's side,
+    swap barred: the best reply's value ``[repeats, M]`` (0 for children that end the game), its
+    visits ``[M]`` summed over repeats, and the proven results ``[repeats, M]`` (opponent's view)."""
+    values = torch.zeros(repeats, M)
+    visits = torch.zeros(M)
+    proven = torch.zeros(repeats, M, dtype=torch.int8)
+    if batch is None:
+        return values, visits, proven
+    R = len(running)
+    config = SearchConfig(scheme="gumbel", num_simulations=sims, gumbel_scale=1.0 if repeats > 1 else 0.0)
+    search = GameSearch(env, evaluator, config, tactics=True)
+    exclude = torch.zeros(batch.batch_size, env.num_actions, dtype=torch.bool, device=env.device)
+    exclude[:, env.game.swap_action] = True  # the second player's value *without* swapping
+    keys = rng.fold(torch.arange(batch.batch_size, device=env.device) + seed * 1_000_003, 0xA7)
+    out = search.run(batch, keys, exclude=exclude, on_simulation=on_simulation)
+    best_q = out.action_value.cpu()  # [R * repeats]: the best reply's value (exact where proven)
+    best_n = out.visit_counts.gather(1, out.action[:, None])[:, 0].cpu()
+    values[:, running.cpu()] = best_q.view(repeats, R)
+    visits.index_add_(0, running.cpu(), best_n.view(repeats, R).sum(0))
+    proven[:, running.cpu()] = out.root_proven.cpu().view(repeats, R)
+    return values, visits, proven
+
+
 def analyse_moves(env: VecEnv, state: State, checkpoint: Checkpoint, checkpoint_name: str = "",
                   sims: int = 200, repeats: int = 2, seed: int = 0, exact: HexSolver | None = None,
                   on_simulation: Callable[[int], None] | None = None,
-                  on_solved: Callable[[int], None] | None = None) -> PositionAnalysis:
+                  on_solved: Callable[[int], None] | None = None, compare_sims: int | None = None) -> PositionAnalysis:
     """Analyse every legal move of ``state`` (a batch of one running game).
 
-    ``on_simulation(k)`` is called after each search simulation, ``on_solved(k)`` after the exact
-    solver has settled the k-th move (only with ``exact``)."""
+    ``compare_sims`` (default ``sims // 2``; 0: none) is the second effort level of the stability
+    check. ``on_simulation(k)`` is called after each search simulation (both efforts, in order),
+    ``on_solved(k)`` after the exact solver has settled the k-th move (only with ``exact``)."""
     if state.batch_size != 1 or bool(state.done[0]):
         raise ValueError("analyse_moves needs one running game")
     if repeats < 1 or sims < 1:
         raise ValueError("sims and repeats must be at least 1")
+    compare_sims = max(1, sims // 2) if compare_sims is None else compare_sims
     game = env.game
     mover = int(state.to_move[0])
     is_opening = int(state.ply[0]) == game.first_move_ply
@@ -171,35 +230,40 @@ def analyse_moves(env: VecEnv, state: State, checkpoint: Checkpoint, checkpoint_
     same = (children.to_move == mover).float()  # the mover moves again (extra-stone openings)
     net_win = ((1 + (2 * same - 1) * child_value) / 2).tolist()
 
-    # Deep search of every running child, `repeats` times, in one batch.
+    # Deep search of every running child, `repeats` times, in one batch (then again at the second
+    # effort level for the stability check).
     running = torch.nonzero(~children.done).flatten()
     batch = State.cat([children[running]] * repeats) if len(running) else None
-    values = torch.zeros(repeats, M)
-    visits = torch.zeros(M)
-    if batch is not None:
-        R = len(running)
-        config = SearchConfig(scheme="gumbel", num_simulations=sims,
-                              gumbel_scale=1.0 if repeats > 1 else 0.0)
-        search = GameSearch(env, evaluator, config, tactics=True)
-        exclude = torch.zeros(batch.batch_size, env.num_actions, dtype=torch.bool, device=env.device)
-        exclude[:, game.swap_action] = True  # the second player's value *without* swapping
-        keys = rng.fold(torch.arange(batch.batch_size, device=env.device) + seed * 1_000_003, 0xA7)
-        out = search.run(batch, keys, exclude=exclude, on_simulation=on_simulation)
-        best_q = out.q_values.gather(1, out.action[:, None])[:, 0].cpu()  # [R * repeats]
-        best_n = out.visit_counts.gather(1, out.action[:, None])[:, 0].cpu()
-        values[:, running.cpu()] = best_q.view(repeats, R)
-        visits.index_add_(0, running.cpu(), best_n.view(repeats, R).sum(0))
+    values, visits, proven = _search_children(env, evaluator, batch, running, M, sims, repeats, seed, on_simulation)
+    if compare_sims:
+        compare, _, compare_proven = _search_children(env, evaluator, batch, running, M, compare_sims, repeats,
+                                                      seed + 7919, on_simulation)
     mover_sign = 2 * same.cpu() - 1  # +1 when the mover is also to move in the child
-    win = (1 + mover_sign * values) / 2  # [repeats, M]
+
+    def win_chance(v: torch.Tensor) -> torch.Tensor:  # [repeats, M] the mover's, exact for ended games
+        return torch.where(children.done.cpu(), (children.winner.cpu() == mover).float(), (1 + mover_sign * v) / 2)
+
     ended = children.done.cpu()
     won = (children.winner.cpu() == mover).float()
-    win = torch.where(ended, won, win)
+    win = win_chance(values)  # [repeats, M]
     value = torch.where(ended, 1 - 2 * won, values)  # [repeats, M] for the player to move there
+    # A proof in any search is exact; for the mover it is the child's result signed by who moves there.
+    proof = (mover_sign[None] * torch.cat([proven, compare_proven] if compare_sims else [proven]).float())  # [k, M]
+    mover_proof = torch.where(ended, 2 * won - 1, torch.where((proof > 0).any(0), 1.0, torch.where(
+        (proof < 0).any(0), -1.0, 0.0)))  # [M]
 
     groups = symmetry_groups(env, state, actions)
     pooled: dict[int, list[float]] = {}
+    pooled_compare: dict[int, list[float]] = {}
+    compare_win = win_chance(compare) if compare_sims else None
     for i, g in enumerate(groups):
         pooled.setdefault(g, []).extend(win[:, i].tolist())
+        if compare_win is not None:
+            pooled_compare.setdefault(g, []).extend(compare_win[:, i].tolist())
+    group_proof: dict[int, float] = {}
+    for i, g in enumerate(groups):
+        if mover_proof[i] != 0:
+            group_proof[g] = float(mover_proof[i])
     truth: list[bool | None] = [None] * M
     truth_source = None
     published = published_openings(game) if is_opening and exact is None else None
@@ -209,20 +273,29 @@ def analyse_moves(env: VecEnv, state: State, checkpoint: Checkpoint, checkpoint_
         truth, truth_source = [game.action_name(a) in published for a in actions], "published"
     moves = []
     for i, a in enumerate(actions):
-        samples = pooled[groups[i]]
+        g = groups[i]
+        samples = pooled[g]
         wr = sum(samples) / len(samples)
+        if g in group_proof:  # a proof settles the whole group (its moves are symmetric)
+            wr = (1 + group_proof[g]) / 2
+        checks = samples + pooled_compare.get(g, [])
+        stable = g in group_proof or all(x > 0.5 for x in checks) or all(x < 0.5 for x in checks)
         moves.append(MoveAnalysis(
             move=game.action_name(a), action=a, prior=prior[i], net_win_rate=net_win[i],
             value=float(value[:, i].mean()), win_rate=wr, win_rate_spread=max(samples) - min(samples),
-            own_win_rate=float(win[:, i].mean()), visits=int(visits[i]), group=groups[i],
+            own_win_rate=float(win[:, i].mean()), visits=int(visits[i]), group=g,
             swap=(wr > 0.5) if is_opening and not bool(same[i]) else None,
-            exact_win=truth[i], samples=win[:, i].tolist()))
+            exact_win=truth[i], samples=win[:, i].tolist(),
+            proven=None if g not in group_proof else ("win" if group_proof[g] > 0 else "loss"),
+            compare_win_rate=(sum(pooled_compare[g]) / len(pooled_compare[g])) if compare_sims else None,
+            stable=stable))
     moves.sort(key=lambda m: (-m.win_rate, m.group, -m.prior))
     renumber = {g: n for n, g in enumerate(dict.fromkeys(m.group for m in moves))}
     for m in moves:
         m.group = renumber[m.group]
     return PositionAnalysis(game=game.spec, checkpoint=checkpoint_name, sims=sims, repeats=repeats,
-                            mover=mover, moves=moves, is_opening=is_opening, truth_source=truth_source)
+                            mover=mover, moves=moves, is_opening=is_opening, truth_source=truth_source,
+                            compare_sims=compare_sims)
 
 
 def published_openings(game: Game) -> frozenset[str] | None:

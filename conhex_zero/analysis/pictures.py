@@ -22,7 +22,7 @@ def draw_openings_map(analysis: PositionAnalysis, env: VecEnv, state: State, pat
     for m in analysis.moves:
         if m.action < H:
             values[m.action] = 100 * m.win_rate
-            labels[m.action] = f"{100 * m.win_rate:.0f}"
+            labels[m.action] = f"{100 * m.win_rate:.0f}" + ("" if m.stable else "?")  # ?: undecided
     fair = {m.action for g in analysis.fairest(1) for m in g} if analysis.is_opening else set()
     who = "first player" if analysis.mover == 0 else "second player"
     title = (f"{analysis.game}: the {who}'s win % after each {'opening' if analysis.is_opening else 'move'}"

@@ -176,14 +176,29 @@ def write_report(stats: GameStats, openings: PositionAnalysis | None, out_dir: s
            f"{_pct(ws.first_wins / max(ws.games, 1))} with it.", ""]
     if openings is not None:
         swaps = sum(1 for m in openings.moves if m.swap)
-        md += [f"Swap map: the second player should swap after {swaps} of {len(openings.moves)} openings. "
+        total = len(openings.moves)
+        undecided = openings.undecided()
+        stability = ""
+        if openings.compare_sims:
+            stability = (f" {openings.stable_count} of {total} openings are stable: every search at "
+                         f"{openings.sims} and at {openings.compare_sims} simulations (two repeats each, and the "
+                         "symmetric openings) puts them on the same side of 50%, or the search proved their result. ")
+            stability += ("The others are undecided at this effort, and so is their swap verdict: "
+                          + ", ".join(f"{'/'.join(m.move for m in g)} ({_pct(g[0].win_rate)}, "
+                                      f"{_pct(g[0].compare_win_rate)} at {openings.compare_sims})" for g in undecided)
+                          + ". " if undecided else "All are decided at this effort. ")
+        md += [f"Swap map: the second player should swap after {swaps} of {total} openings.{stability}"
                "Under the pie rule the first player should open where the win chance is closest to 50%; the "
-               "fairest openings are:", "", "| openings | first player's win % (no swap) | spread |", "|---|---|---|"]
+               "fairest openings are:", "", "| openings | first player's win % (no swap) | spread | stable |",
+               "|---|---|---|---|"]
         for g in openings.fairest(5):
-            md.append(f"| {' '.join(m.move for m in g)} | {_pct(g[0].win_rate)} | {_pct(g[0].win_rate_spread)} |")
+            stable = f"proven {g[0].proven}" if g[0].proven else "yes" if g[0].stable else "no (undecided)"
+            md.append(f"| {' '.join(m.move for m in g)} | {_pct(g[0].win_rate)} | {_pct(g[0].win_rate_spread)} "
+                      f"| {stable} |")
         draw_openings_map(openings, env, env.initial_state(1), out / "openings.png", size)
         md += ["", f"Opening analysis: `{openings.checkpoint}`, {openings.sims} simulations x {openings.repeats} "
-               "searches per opening.", "", "![openings](openings.png)", ""]
+               "searches per opening" + (f", checked at {openings.compare_sims}" if openings.compare_sims else "")
+               + "; on the map, undecided openings carry a question mark.", "", "![openings](openings.png)", ""]
 
     # 6. Draws.
     draws = ns.draws + ws.draws

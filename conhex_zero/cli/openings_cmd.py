@@ -20,7 +20,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "opening: the network's prior, the first player's chance of winning when the second player does "
         "not swap (win %), its spread over repeated searches and symmetric openings, and whether the "
         "second player should swap under the pie rule (yes when the opener's win % is above 50). "
-        "Symmetric openings are grouped; the table is sorted by strength. On Hex boards up to 5x5 an "
+        "Symmetric openings are grouped; the table is sorted by strength. Every opening is searched again "
+        "with --compare-sims simulations (default: half of --sims): an opening is stable when every search "
+        "at both efforts, over the repeats and the symmetric openings, puts it on the same side of 50% (or "
+        "the search proved its result: 'proven win' or 'proven loss', exact whatever the effort); the "
+        "header says how many are stable, and the others are undecided at this effort. "
+        "The win % is the value of the best reply in a search with proven values: it tends to the exact "
+        "result as simulations grow (benchmarks/bench_convergence.py measures it against the exact solver). "
+        "On Hex boards up to 5x5 an "
         "exact solver adds the truth (5x5 openings from a verified table; other positions are solved, "
         "with a progress bar). With --after, the "
         "moves of any later position are analysed instead.",
@@ -35,6 +42,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help=f"search simulations per opening and repeat (default: {DEFAULT_SIMS})")
     p.add_argument("--repeats", type=int, default=2,
                    help="independent searches per opening, for the spread (default: 2)")
+    p.add_argument("--compare-sims", type=int, default=None, metavar="M",
+                   help="the stability check's second effort: every opening searched again with M simulations "
+                   "(default: half of --sims; 0: no check)")
     p.add_argument("--after", nargs="+", metavar="MOVE",
                    help="analyse the position after these moves instead of the empty board")
     p.add_argument("--record", metavar="FILE",
@@ -87,6 +97,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.sims < 1 or args.repeats < 1:
         raise CliError("--sims and --repeats must be at least 1")
+    if args.compare_sims is not None and args.compare_sims < 0:
+        raise CliError("--compare-sims must be 0 (no stability check) or more")
+    compare = max(1, args.sims // 2) if args.compare_sims is None else args.compare_sims
     size = parse_size(args.size)
     png = check_output(args.png, ".png", "--png")
     svg = check_output(args.svg, ".svg", "--svg")
@@ -115,8 +128,9 @@ def run(args: argparse.Namespace) -> int:
             pass  # not Hex, or too big for the exact solver
 
     legal = int(env.legal_mask(state)[0].sum())
-    bars = {"search": tqdm(total=args.sims, desc=f"searching {legal} moves x {args.repeats}", unit="sim",
-                           disable=args.quiet, leave=False)}
+    efforts = f"{args.sims}" + (f" and {compare}" if compare else "")
+    bars = {"search": tqdm(total=args.sims + compare, desc=f"searching {legal} moves x {args.repeats} ({efforts} sims)",
+                           unit="sim", disable=args.quiet, leave=False)}
 
     def solved(k: int) -> None:
         # The exact solver runs after the search (k = 0 before its first move): swap the search's
@@ -130,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         analysis = analyse_moves(env, state, ckpt, args.checkpoint, sims=args.sims, repeats=args.repeats,
                                  seed=args.seed, exact=solver, on_simulation=lambda k: bars["search"].update(1),
-                                 on_solved=solved)
+                                 on_solved=solved, compare_sims=compare)
     finally:
         for bar in bars.values():
             bar.close()
@@ -172,10 +186,20 @@ def format_table(analysis, top: int = 0) -> str:
     lines = [f"{analysis.game}: {'openings' if analysis.is_opening else 'moves'} by the {who}'s chance of "
              f"winning after the move{' (second player does not swap)' if analysis.is_opening else ''}",
              f"checkpoint {analysis.checkpoint}, {analysis.sims} simulations x {analysis.repeats} searches "
-             f"per move", ""]
+             f"per move"]
+    total = len(analysis.moves)
+    if analysis.compare_sims:
+        lines.append(f"stable: {analysis.stable_count} of {total} {'openings' if analysis.is_opening else 'moves'} "
+                     f"(every search at {analysis.sims} and {analysis.compare_sims} simulations on the same side "
+                     f"of 50%, or proven)")
+    lines.append("")
     has_exact = any(m.exact_win is not None for m in analysis.moves)
-    header = f"{'rank':>4}  {'moves':<24} {'prior':>6} {'net':>6} {'win %':>6} {'spread':>6} {'visits':>6}"
-    header += "  swap" if analysis.is_opening else ""
+    compare = bool(analysis.compare_sims)
+    header = f"{'rank':>4}  {'moves':<24} {'prior':>6} {'net':>6} {'win %':>6} {'spread':>6}"
+    header += f" {'@' + str(analysis.compare_sims):>6} {'stable':<6}" if compare else ""
+    header += f" {'visits':>6}"
+    swap_column = analysis.is_opening and any(m.swap is not None for m in analysis.moves)
+    header += "  swap" if swap_column else ""
     published = analysis.truth_source == "published"
     header += ("  published" if published else "  exact") if has_exact else ""
     lines.append(header)
@@ -185,28 +209,46 @@ def format_table(analysis, top: int = 0) -> str:
         names = " ".join(x.move for x in group)
         if len(names) > 24:
             names = names[:21] + "..."
+        win = f"{100 * m.win_rate:>5.1f}%"
         row = (f"{rank:>4}  {names:<24} {100 * sum(x.prior for x in group) / len(group):>5.1f}% "
-               f"{100 * sum(x.net_win_rate for x in group) / len(group):>5.1f}% {100 * m.win_rate:>5.1f}% "
-               f"{100 * m.win_rate_spread:>5.1f}% {sum(x.visits for x in group) // len(group):>6}")
-        if analysis.is_opening:
-            row += f"  {'yes' if m.swap else 'no':<4}"
+               f"{100 * sum(x.net_win_rate for x in group) / len(group):>5.1f}% {win} "
+               f"{100 * m.win_rate_spread:>5.1f}%")
+        if compare:
+            stable = f"proven {m.proven}" if m.proven else ("yes" if m.stable else "no")
+            row += f" {100 * m.compare_win_rate:>5.1f}% {stable:<6}"
+        row += f" {sum(x.visits for x in group) // len(group):>6}"
+        if swap_column:
+            row += f"  {('yes' if m.swap else 'no') + ('' if m.stable else '?'):<4}"
         if has_exact:
             truth = m.exact_win
             row += f"  {'win' if truth else 'loss'}{'' if (m.win_rate > 0.5) == truth else ' (search wrong)'}"
         lines.append(row)
     lines.append("")
     lines.append("prior: the network's probability (mean per move); net: its raw win % after the move; win %: "
-                 "the deep search's, pooled over the group; spread: max - min over the group's searches")
+                 "the deep search's (value of the best reply), pooled over the group; spread: max - min over the "
+                 "group's searches" + (f"; @{analysis.compare_sims}: the win % at {analysis.compare_sims} simulations; "
+                                       "stable: every search on the same side of 50%" if compare else "")
+                 + "; visits: of the best reply, per move"
+                 + ("; swap: should the second player swap under the pie rule (the opener's win % above 50)"
+                    + ("" if _swap_rule(analysis) else f", were {analysis.game} played with it") if swap_column else ""))
     if analysis.is_opening:
         swaps = [m for m in analysis.moves if m.swap]
-        lines.append(f"swap map: the second player should swap after {len(swaps)} of {len(analysis.moves)} "
-                     f"openings")
+        undecided = [m for m in analysis.moves if not m.stable]
+        if swap_column:
+            lines.append(f"swap map: the second player should swap after {len(swaps)} of {total} openings"
+                         + (f"; {len(undecided)} undecided at this effort (marked ?)" if undecided else ""))
         fair = analysis.fairest(3)
         lines.append("fairest openings: " + ", ".join(
             f"{'/'.join(x.move for x in g)} ({100 * g[0].win_rate:.0f}%)" for g in fair))
     if has_exact:
         wrong = analysis.exact_errors()
         source = "published solution (Hayward et al. 2003)" if published else "exact solver"
-        lines.append(f"{source}: the search classifies {len(analysis.moves) - len(wrong)} of "
-                     f"{len(analysis.moves)} moves correctly")
+        lines.append(f"{source}: the search classifies {total - len(wrong)} of {total} moves correctly")
     return "\n".join(lines)
+
+
+def _swap_rule(analysis) -> bool:
+    """Whether the analysed game has the pie rule (the swap column means something only then)."""
+    from conhex_zero.games.game import parse_game
+
+    return parse_game(analysis.game).swap

@@ -73,11 +73,13 @@ def format_analysis(analysis, who: str, top: int) -> list[str]:
     if analysis.value is None:
         return []
     how = f"after {analysis.simulations} simulations" if analysis.source == "search" else "network, no search"
-    lines = [f"  evaluation for {who}: {analysis.value:+.2f} ({analysis.win_percent:.0f}% to win; {how})"]
+    chance = (f"proven {analysis.proven}" if analysis.proven
+              else f"{analysis.win_percent:.0f}% to win")
+    lines = [f"  evaluation for {who}: {analysis.value:+.2f} ({chance}; {how})"]
     if analysis.candidates:
         lines.append("    move    visits   win%   prior  line")
         for c in analysis.candidates[:top]:
-            win = "    -" if c.win_percent is None else f"{c.win_percent:5.1f}"
+            win = (f"{c.proven:>5}" if c.proven else "    -" if c.win_percent is None else f"{c.win_percent:5.1f}")
             lines.append(f"    {c.move:<6} {c.visits:>7}  {win}  {c.prior:6.3f}  {' '.join(c.pv)}")
     return lines
 

@@ -84,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
                     progress=not args.quiet, random_count=args.random_games)
     openings = None
     if ckpt is not None and args.opening_sims and not env.game.random_pieces:
-        bar = tqdm(total=args.opening_sims, desc="openings", unit="sim", disable=args.quiet, leave=False)
+        bar = tqdm(total=args.opening_sims + max(1, args.opening_sims // 2), desc="openings", unit="sim",
+                   disable=args.quiet, leave=False)  # searched at the two efforts of the stability check
         try:
             openings = analyse_moves(env, env.initial_state(1), ckpt, args.checkpoint, sims=args.opening_sims,
                                      repeats=2, seed=args.seed, on_simulation=lambda k: bar.update(1))

@@ -44,11 +44,12 @@ Commands:
 * ``conhex-analyze [N]`` (default 5): the AI's top N root moves for the side to move, nothing played,
   one line per move, best first::
 
-      MOVE visits V winrate W prior P pv M1 M2 ...
+      MOVE visits V winrate W prior P [proven win|loss] pv M1 M2 ...
 
   ``V`` the search visits of the move, ``W`` the chance in [0, 1] that the side to move wins after it
   (``(1 + q) / 2`` from the search's mean value, three decimals; ``-`` when the move was not
-  searched), ``P`` the prior (network, or uniform for rollout search), four decimals, and the
+  searched), ``P`` the prior (network, or uniform for rollout search), four decimals, ``proven win``
+  or ``proven loss`` when the search proved the move's result (W is then 1.000 or 0.000), and the
   principal variation starting with MOVE itself. Players without a search (``policy:CKPT``) give
   visits 0, winrate ``-`` and their prior; a random player answers an empty response.
 """
@@ -365,5 +366,6 @@ class GTPEngine:
         for c in analysis.candidates:
             winrate = "-" if c.value is None else f"{(1 + c.value) / 2:.3f}"
             pv = " ".join(self._name(m) for m in c.pv)
-            lines.append(f"{self._name(c.move)} visits {c.visits} winrate {winrate} prior {c.prior:.4f} pv {pv}")
+            proof = f" proven {c.proven}" if c.proven else ""
+            lines.append(f"{self._name(c.move)} visits {c.visits} winrate {winrate} prior {c.prior:.4f}{proof} pv {pv}")
         return "\n".join(lines)

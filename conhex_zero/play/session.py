@@ -16,7 +16,9 @@ engines report nothing (an ``Analysis`` with ``value=None`` and no candidates).
 
 Values are always for the side to move at the analysed position, in [-1, 1]; ``win_percent`` is
 ``50 * (1 + value)``. A search's value of a position is the mean value of the move it chooses
-there (a candidate's ``value`` is its own mean value, None when unvisited). Strength can be lowered
+there (a candidate's ``value`` is its own mean value, None when unvisited). Where the search proved
+a result (``proven``: ``"win"`` or ``"loss"`` for the side to move, see ``search.mcts``), the value
+is exactly +1 or -1; a candidate's ``proven`` says the same of the position after its move. Strength can be lowered
 by fewer simulations, by a temperature (the AI's move
 is then drawn from visit counts ** (1 / T), or from the prior ** (1 / T) for a policy player, with
 a random draw that depends only on the seed and the position), or by playing an older checkpoint.
@@ -72,6 +74,11 @@ def win_percent(value: float | None) -> float | None:
     return None if value is None else 50.0 * (1.0 + value)
 
 
+def proof_word(proven: int) -> str | None:
+    """``"win"`` / ``"loss"`` for a proven result of +1 / -1, None when nothing is proven."""
+    return "win" if proven > 0 else "loss" if proven < 0 else None
+
+
 @dataclass
 class Candidate:
     """One root move as the AI sees it; ``value`` is for the side to move (None: not searched)."""
@@ -83,6 +90,8 @@ class Candidate:
     prior: float
     pv: list[str] = field(default_factory=list)
     """Principal variation starting with this move."""
+    proven: str | None = None
+    """``"win"`` or ``"loss"`` when the search proved what this move leads to, for the mover."""
 
     @property
     def win_percent(self) -> float | None:
@@ -90,7 +99,7 @@ class Candidate:
 
     def to_json(self) -> dict[str, Any]:
         return {"move": self.move, "action": self.action, "visits": self.visits, "value": self.value,
-                "win_percent": self.win_percent, "prior": self.prior, "pv": list(self.pv)}
+                "win_percent": self.win_percent, "prior": self.prior, "pv": list(self.pv), "proven": self.proven}
 
 
 @dataclass
@@ -103,6 +112,8 @@ class Analysis:
     simulations: int = 0
     source: str = "none"
     """``search`` (visits and values from a search), ``network`` (a raw network) or ``none``."""
+    proven: str | None = None
+    """``"win"`` or ``"loss"`` when the search proved the position's result for the side to move."""
 
     @property
     def win_percent(self) -> float | None:
@@ -114,7 +125,7 @@ class Analysis:
 
     def to_json(self) -> dict[str, Any]:
         return {"player": self.player, "value": self.value, "win_percent": self.win_percent,
-                "simulations": self.simulations, "source": self.source,
+                "simulations": self.simulations, "source": self.source, "proven": self.proven,
                 "candidates": [c.to_json() for c in self.candidates]}
 
 
@@ -344,12 +355,17 @@ class PlaySession:
             chosen = int(out.action[0])
             order = sorted(legal.nonzero().squeeze(1).tolist(),
                            key=lambda a: (a == chosen, float(visits[a]), float(prior[a])), reverse=True)
+            edge_proven = out.edge_proven[0].cpu() if out.edge_proven is not None else torch.zeros_like(visits)
             cands = [Candidate(name(a), a, int(visits[a]), float(q[a]) if visits[a] > 0 else None,
-                               float(prior[a]), self._pv(out, a)) for a in order[:max(top, 0)]]
+                               float(prior[a]), self._pv(out, a), proof_word(int(edge_proven[a])))
+                     for a in order[:max(top, 0)]]
             # The value of the chosen move: the root's mean also averages the weak moves a search
             # tries (Gumbel's sequential halving visits many), which would understate a position.
             value = float(q[chosen]) if visits[chosen] > 0 else float(out.root_value[0])
-            analysis = Analysis(mover, value, cands, int(visits.sum()), "search")
+            root_proven = int(out.root_proven[0]) if out.root_proven is not None else 0
+            if root_proven:
+                value = float(root_proven)
+            analysis = Analysis(mover, value, cands, int(visits.sum()), "search", proof_word(root_proven))
             return analysis, chosen, torch.where(legal, visits, 0.0)
         if isinstance(player, PolicyPlayer):
             logits, value = player.evaluator(self.state)

@@ -242,7 +242,10 @@ function renderAnalysis() {
   const sub = document.createElement("div");
   sub.className = "muted";
   sub.style.fontSize = "0.82rem";
-  sub.textContent = how;
+  // A proven result is exact: the search found a forced win (or saw that every move loses).
+  const provenFor = a.proven === null || a.proven === undefined ? null
+    : (a.player === state.ai) === (a.proven === "win") ? "AI" : "you";
+  sub.textContent = provenFor ? `${how} · proven win for ${provenFor === "AI" ? "the AI" : "you"}` : how;
   text.append(lead, sub);
   bar.hidden = legend.hidden = false;
   $("bar-0").style.width = `${winP[0]}%`;
@@ -256,7 +259,8 @@ function renderAnalysis() {
   for (const c of a.candidates) {
     const tr = document.createElement("tr");
     tr.dataset.move = c.move;
-    for (const [cls, value] of [["move", c.move], ["num", String(c.visits)], ["num", fmtPct(c.win_percent)],
+    for (const [cls, value] of [["move", c.move], ["num", String(c.visits)],
+      ["num", c.proven ? `proven ${c.proven}` : fmtPct(c.win_percent)],
       ["pv", c.pv.slice(1).join(" ")]]) {
       const td = document.createElement("td");
       td.className = cls;
