@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
+from conhex_zero.untrusted import loads_json
+
 
 class JsonlError(ValueError):
     """A line of a JSON-lines file is not a JSON object; says which file and line."""
@@ -33,7 +35,7 @@ def _torn_tail(data: bytes) -> int | None:
     if not tail.strip():
         return None
     try:
-        json.loads(tail.decode("utf-8"))
+        loads_json(tail.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         return start
     return None  # complete JSON, only its newline is missing
@@ -50,7 +52,7 @@ def iter_jsonl(path: str | Path, warn: Callable[[str], None] = _warn) -> Iterato
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw.decode("utf-8"))
+            obj = loads_json(raw.decode("utf-8"))
         except UnicodeDecodeError:
             raise JsonlError(f"{path}:{number}: not a JSON object (bytes that are not UTF-8); fix or delete "
                              f"that line") from None

@@ -61,6 +61,7 @@ from conhex_zero.games.game import Game, parse_game
 from conhex_zero.games.render import PLAYER_GOALS, PLAYER_NAMES
 from conhex_zero.play.checkpoints import GameWarnings
 from conhex_zero.play.session import PlayError, PlaySession
+from conhex_zero.untrusted import loads_json
 
 DEFAULT_PORT = 8765
 MAX_BODY = 64 * 1024
@@ -399,7 +400,7 @@ class Handler(BaseHTTPRequestHandler):
         if not raw.strip():
             return {}
         try:
-            data = json.loads(raw.decode("utf-8"))
+            data = loads_json(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as err:
             raise RequestError(f"the request body is not valid JSON: {err}") from None
         if not isinstance(data, dict):

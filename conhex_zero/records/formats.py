@@ -43,6 +43,7 @@ from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.games.game import SWAP_NAME, Game, GameSpecError, parse_game
 from conhex_zero.records.model import GameRecordData, RecordError, clip
 from conhex_zero.records.sgf import SgfGame, SgfNode, SgfSyntaxError, format_props, parse_sgf
+from conhex_zero.untrusted import loads_json
 
 SWAP_TOKENS = ("swap", "swap-pieces", "swap-sides")
 _CARRIED = ("EV", "GN", "DT", "PC", "SO", "GC")  # game information copied into written SGF
@@ -123,7 +124,7 @@ def parse_arena_lines(text: str, source: str = "<text>") -> list[GameRecordData]
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = loads_json(line)
         except json.JSONDecodeError as err:
             raise RecordError(f"{source}: line {number}, column {err.colno}: not a JSON object "
                               f"({err.msg})") from None
@@ -179,7 +180,9 @@ def _board_size(root: SgfNode, where: str) -> int:
     m = re.fullmatch(r"(\d+)(?:\s*:\s*(\d+))?", text)
     if not m or (m.group(2) and m.group(2) != m.group(1)):
         raise RecordError(f"{where}: SZ[{clip(text)}] is not a square board size")
-    return int(m.group(1))
+    if len(m.group(1).lstrip("0")) > 4:  # no board is that large: never convert thousands of digits
+        raise RecordError(f"{where}: SZ[{clip(text)}] is not a board size this program plays")
+    return int(m.group(1).lstrip("0") or "0")
 
 
 def _spec(kind: str, root: SgfNode, where: str) -> Game:

@@ -262,14 +262,16 @@ def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:
     """``["optim.lr=3e-4", "game=hex-5"]`` as a nested dict (values parsed as YAML scalars)."""
+    from conhex_zero.untrusted import UntrustedTextError, load_yaml
+
     out: dict[str, Any] = {}
     for item in items:
         key, eq, raw = item.partition("=")
         if not eq or not key.strip():
             raise ConfigError(f"override {item!r}: expected key=value, e.g. optim.lr=3e-4")
         try:
-            value = yaml.safe_load(raw) if raw.strip() else ""
-        except yaml.YAMLError:
+            value = load_yaml(raw) if raw.strip() else ""
+        except UntrustedTextError:
             value = raw
         _set(out, key.strip(), value)
     return out
@@ -284,12 +286,14 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 
 def read_yaml_mapping(path: Path) -> dict[str, Any]:
     """A YAML file that must hold a mapping of keys (an empty file is an empty mapping)."""
+    from conhex_zero.untrusted import UntrustedTextError, load_yaml
+
     try:
-        loaded = yaml.safe_load(path.read_bytes().decode("utf-8"))
+        loaded = load_yaml(path.read_bytes().decode("utf-8"))
     except UnicodeDecodeError:
         raise ConfigError(f"{path} is not a text file (not UTF-8)") from None
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path} is not valid YAML: {err}") from None
+    except UntrustedTextError as err:
+        raise ConfigError(f"{path}: {err}") from None
     except OSError as err:
         raise ConfigError(f"{path} cannot be read: {err.strerror}") from None
     if loaded is None:
