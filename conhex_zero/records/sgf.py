@@ -14,11 +14,17 @@ Errors are ``SgfSyntaxError`` with the 1-based line and column of the offending 
 
 from __future__ import annotations
 
+import bisect
+import re
 from dataclasses import dataclass, field
 
 
 MAX_DEPTH = 400
 """Variations nested deeper than this are refused (the parser recurses once per level)."""
+
+MAX_CHARS = 4_000_000
+"""Longer SGF text is refused before parsing (a collection of thousands of games is well below it;
+parsing takes time in proportion to the text's length)."""
 
 
 class SgfSyntaxError(ValueError):
@@ -60,14 +66,16 @@ class _Reader:
     def __init__(self, text: str, lenient: bool):
         self.text, self.lenient = text, lenient
         self.pos = 0
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]  # where each line begins
 
     # ------------------------------------------------------------- positions
     def error(self, message: str, pos: int | None = None) -> SgfSyntaxError:
         return SgfSyntaxError(message, *self.where(self.pos if pos is None else pos))
 
     def where(self, pos: int) -> tuple[int, int]:
-        line = self.text.count("\n", 0, pos) + 1
-        return line, pos - (self.text.rfind("\n", 0, pos) + 1) + 1
+        """1-based line and column of ``pos`` (a binary search: parsing stays linear in the text)."""
+        line = bisect.bisect_right(self.line_starts, pos)
+        return line, pos - self.line_starts[line - 1] + 1
 
     def skip_space(self) -> None:
         text, n = self.text, len(self.text)
@@ -190,7 +198,11 @@ class _Reader:
 
 
 def parse_sgf(text: str, lenient: bool = False) -> list[SgfGame]:
-    """The games of an SGF collection (main lines only). Raises ``SgfSyntaxError``."""
+    """The games of an SGF collection (main lines only). Raises ``SgfSyntaxError``; text longer than
+    ``MAX_CHARS`` is refused at once."""
+    if len(text) > MAX_CHARS:
+        raise SgfSyntaxError(f"the text has {len(text):,} characters, more than the {MAX_CHARS:,} an SGF "
+                             f"file may have here", 1, 1)
     return _Reader(text, lenient).collection()
 
 
