@@ -36,6 +36,18 @@ class PlayerSpecError(ValueError):
     """A player name cannot be understood."""
 
 
+MAX_SIMULATIONS = 100_000
+"""The most simulations per search a player may ask for (as for training's searches)."""
+
+
+def _simulations(digits: str, spec: str) -> int:
+    """A simulation count from a player name, at most ``MAX_SIMULATIONS``."""
+    digits = digits.lstrip("0") or "0"
+    if len(digits) > len(str(MAX_SIMULATIONS)) or int(digits) > MAX_SIMULATIONS:
+        raise PlayerSpecError(f"{spec[:40]!r}: at most {MAX_SIMULATIONS} simulations per search")
+    return int(digits)
+
+
 class Player(Protocol):
     name: str
 
@@ -125,7 +137,7 @@ def make_player(spec: str, env: VecEnv, seed: int = 0, simulations: int | None =
         return GTPPlayer(env, command, timeout=gtp_timeout, parallel=gtp_parallel)
     m = re.fullmatch(r"mcts-rollout:(\d+)", text)
     if m:
-        k = int(m.group(1))
+        k = _simulations(m.group(1), text)
         if k < 1:
             raise PlayerSpecError("mcts-rollout needs at least 1 simulation")
         return rollout_player(env, k, seed)
@@ -136,7 +148,9 @@ def make_player(spec: str, env: VecEnv, seed: int = 0, simulations: int | None =
         ckpt = load_checkpoint(path, env.device)
         return PolicyPlayer(env, NetworkEvaluator(ckpt.model, env), f"policy:{path}")
     m = re.fullmatch(r"(.+):sims=(\d+)", text)
-    path, sims = (m.group(1), int(m.group(2))) if m else (text, simulations or DEFAULT_SIMS)
+    path, sims = (m.group(1), _simulations(m.group(2), text)) if m else (text, simulations or DEFAULT_SIMS)
+    if sims > MAX_SIMULATIONS:
+        raise PlayerSpecError(f"{sims} simulations: at most {MAX_SIMULATIONS} per search")
     if not Path(path).exists():
         if m or path.endswith(".pt") or "/" in path or "\\" in path:  # meant as a checkpoint file
             raise PlayerSpecError(f"no checkpoint file at {path}")

@@ -199,6 +199,12 @@ class Game:
         return [h for d, _, h in scored if d == best][:limit] if best <= 2 else []
 
 
+def _shown(text: str, limit: int = 40) -> str:
+    """Text from the user, for a message: its repr, shortened."""
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[:limit - 4] + "...'"
+
+
 def _default_swap(board_name: str) -> bool:
     return board_name == "conhex"
 
@@ -210,23 +216,45 @@ def _board_from_name(name: str) -> BoardGraph:
         return hex_board(11)
     m = re.fullmatch(r"hex-?(\d+)", name)
     if m:
-        n = int(m.group(1))
+        digits = m.group(1).lstrip("0") or "0"
+        if len(digits) > 6:  # never convert thousands of digits (Python refuses beyond 4,300)
+            raise GameSpecError(f"Hex board size must be between {MIN_SIZE} and {MAX_SIZE}, got a number of "
+                                f"{len(digits)} digits")
+        n = int(digits)
         if not MIN_SIZE <= n <= MAX_SIZE:
             raise GameSpecError(f"Hex board size must be between {MIN_SIZE} and {MAX_SIZE}, got {n}")
         return hex_board(n)
-    close = difflib.get_close_matches(name, ["conhex", "hex", "hex-11"], n=1)
+    close = difflib.get_close_matches(name[:40], ["conhex", "hex", "hex-11"], n=1)
     hint = f" Did you mean {close[0]!r}?" if close else ""
-    raise GameSpecError(f"unknown game {name!r}: expected 'conhex', 'hex' or 'hex-N' "
+    raise GameSpecError(f"unknown game {_shown(name)}: expected 'conhex', 'hex' or 'hex-N' "
                         f"(N from {MIN_SIZE} to {MAX_SIZE}).{hint}")
 
 
-def _int_option(key: str, value: str | None, low: int) -> int:
+def _int_option(key: str, value: str | None, low: int, high: int) -> int:
+    """A whole-number option from ``low`` to ``high`` (what the board allows)."""
     if value is None or not re.fullmatch(r"\d+", value.strip()):
         raise GameSpecError(f"option {key} needs a whole number, as in {key}=2")
-    v = int(value)
+    digits = value.strip().lstrip("0") or "0"
+    if len(digits) > 7:  # never convert thousands of digits (Python refuses beyond 4,300)
+        raise GameSpecError(f"option {key}: a number of {len(digits)} digits is too large")
+    v = int(digits)
     if v < low:
         raise GameSpecError(f"option {key}={v} must be at least {low}")
     return v
+
+
+def max_random_pieces(board: BoardGraph) -> int:
+    """The most random opening pieces per player a board takes: a third of its holes each, two
+    thirds in all. The game is then still open after almost every such opening (on Hex 3x3 about
+    one in six is decided and drawn again, see ``VecEnv.reset``; fewer on larger boards), and
+    placing them takes a few steps."""
+    return board.num_holes // 3
+
+
+def max_mirror(board: BoardGraph) -> int:
+    """The largest mirror limit that can matter: a player makes at most half the moves (rounded up),
+    and streaks are counted in 8 bits."""
+    return min((board.num_holes + 1) // 2, 127)
 
 
 def parse_game(spec: str | Game) -> Game:
@@ -249,7 +277,7 @@ def parse_game(spec: str | Game) -> Game:
         value = value.strip() if eq else None
         canon = "swap" if key == "noswap" else key
         if canon in seen:
-            raise GameSpecError(f"option {canon!r} is given twice in {spec!r}")
+            raise GameSpecError(f"option {canon!r} is given twice in {_shown(spec)}")
         seen.add(canon)
         if key == "swap":
             if value is None or value in _TRUE:
@@ -257,27 +285,34 @@ def parse_game(spec: str | Game) -> Game:
             elif value in _FALSE:
                 swap = False
             else:
-                raise GameSpecError(f"swap={value!r}: expected on or off")
+                raise GameSpecError(f"swap={_shown(value)}: expected on or off")
         elif key == "noswap" and value is None:
             swap = False
         elif key == "forbid":
-            forbid = _int_option("forbid", value, 1)
             deepest = max(board.hole_depth)
+            forbid = _int_option("forbid", value, 1, 1000)
             if forbid > deepest:
                 raise GameSpecError(f"forbid={forbid} bans no hole on {board.name} "
                                     f"(the deepest hole has depth {deepest})")
         elif key == "random":
-            random_pieces = _int_option("random", value, 0)
+            random_pieces = _int_option("random", value, 0, board.num_holes)
             if 2 * random_pieces >= board.num_holes:
                 raise GameSpecError(f"random={random_pieces} would fill the {board.name} board")
+            if random_pieces > max_random_pieces(board):
+                raise GameSpecError(f"random={random_pieces} would fill {2 * random_pieces} of the {board.num_holes} "
+                                    f"holes of {board.name}, which decides most games before they start: at most "
+                                    f"random={max_random_pieces(board)} (two thirds of the board)")
         elif key == "extra-stone" and value is None:
             extra = True
         elif key == "mirror":
-            mirror = _int_option("mirror", value, 1)
+            mirror = _int_option("mirror", value, 1, max_mirror(board))
+            if mirror > max_mirror(board):
+                raise GameSpecError(f"mirror={mirror} cannot matter on {board.name}: at most mirror={max_mirror(board)} "
+                                    f"(a player makes at most {(board.num_holes + 1) // 2} moves)")
         else:
             close = difflib.get_close_matches(key, list(_OPTIONS), n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise GameSpecError(f"unknown option {raw!r} in {spec!r}: options are swap, noswap, "
+            raise GameSpecError(f"unknown option {_shown(raw)} in {_shown(spec)}: options are swap, noswap, "
                                 f"forbid=K, random=K, extra-stone, mirror=K.{hint}")
     if extra and swap:
         raise GameSpecError(f"extra-stone and swap are alternative ways to balance the first move; "
