@@ -4,7 +4,8 @@ A process killed while appending leaves a torn last line: no newline at its end,
 JSON. Reading skips such a line with a warning on standard error (the entry was never complete),
 and appending first drops it, so a run killed mid-write can be resumed without editing its files.
 A bad line anywhere else is damage, not an interrupted write: ``JsonlError`` names the file and
-the line.
+the line. Lines are parsed with bounds (``untrusted.loads_json``); a write that fails on a full disk
+raises ``disk.DiskFullError`` naming it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
+from conhex_zero.disk import writing
 from conhex_zero.untrusted import loads_json
 
 
@@ -76,6 +78,11 @@ def append_jsonl(path: str | Path, entries: Iterable[dict[str, Any]], warn: Call
     a warning, so that the new lines do not run into it; a last line that is complete JSON without
     its newline gets the newline."""
     path = Path(path)
+    with writing(path):  # a full disk: DiskFullError naming it (a torn line is dropped next time)
+        _append(path, entries, warn)
+
+
+def _append(path: Path, entries: Iterable[dict[str, Any]], warn: Callable[[str], None]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "ab+") as f:
         f.seek(0, os.SEEK_END)
@@ -100,5 +107,10 @@ def rewrite_jsonl(path: str | Path, entries: Iterable[dict[str, Any]]) -> None:
     """Replace the file's contents atomically (write to .tmp, rename)."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(json.dumps(e) + "\n" for e in entries))
-    os.replace(tmp, path)
+    try:
+        with writing(path):
+            tmp.write_text("".join(json.dumps(e) + "\n" for e in entries))
+            os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

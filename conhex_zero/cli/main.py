@@ -6,6 +6,7 @@ expected errors (bad game specs, bad moves, bad options) into one clear line and
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from typing import Sequence
@@ -51,8 +52,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run_command(name: str, fn, args: argparse.Namespace) -> int:
     """Run a command; expected errors become one line on stderr and exit code 2: bad options, game
-    specs and moves, and files that are not what they should be (checkpoints, records, JSON lines)."""
+    specs and moves, files that are not what they should be (checkpoints, records, JSON lines), and
+    writes that fail (a full disk names its mount point)."""
     from conhex_zero.agents.players import PlayerSpecError
+    from conhex_zero.disk import DiskFullError, WriteError
     from conhex_zero.jsonl import JsonlError
     from conhex_zero.nn.checkpoint import CheckpointError
     from conhex_zero.records.model import RecordError
@@ -64,8 +67,15 @@ def run_command(name: str, fn, args: argparse.Namespace) -> int:
         with torch_threads(threads):
             return int(fn(args) or 0)
     except (CliError, GameSpecError, MoveError, IllegalMoveError, ConfigError, CheckpointError, PlayerSpecError,
-            RecordError, JsonlError) as err:
+            RecordError, JsonlError, DiskFullError, WriteError) as err:
         print(f"conhex-zero {name}: error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        if err.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        from conhex_zero.disk import no_space
+
+        print(f"conhex-zero {name}: error: {no_space(err.filename or '.')}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"conhex-zero {name}: interrupted", file=sys.stderr)

@@ -3,20 +3,22 @@
 A checkpoint is a plain dict of tensors and primitives: a format tag, a schema version, the model
 size and feature count, the game spec it was trained on, the weights, and free-form metadata
 (``meta``; the training loop adds step, optimizer and RNG states there). Writing goes to
-``PATH.tmp`` and is renamed over ``PATH``, so a crash never leaves a half-written checkpoint.
+``PATH.tmp`` and is renamed over ``PATH``, so a crash never leaves a half-written checkpoint; the
+file is sealed with a checksum of its bytes (``file_seal``), verified whenever it is read, so a
+damaged file is an error naming it. Files from before seals (the shipped checkpoints) still load.
+Weights that are not finite (a diverged run) are refused.
 """
 
 from __future__ import annotations
 
-import os
 import pickle
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from conhex_zero import file_seal
 from conhex_zero.nn.encode import NUM_FEATURES
 from conhex_zero.nn.model import GraphNet, ModelConfig
 
@@ -48,10 +50,7 @@ def save_checkpoint(path: str | Path, model: GraphNet, game: str, meta: dict[str
         "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
         "meta": meta or {},
     }
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(data, tmp)
-    os.replace(tmp, path)
-    return path
+    return file_seal.save(data, path)
 
 
 def _read(path: str | Path, mmap: bool = False) -> tuple[Path, dict[str, Any]]:
@@ -65,14 +64,16 @@ def _read(path: str | Path, mmap: bool = False) -> tuple[Path, dict[str, Any]]:
     data = None
     for mapped in ((True, False) if mmap else (False,)):  # mmap needs torch's zip format
         try:
-            with warnings.catch_warnings():  # torch warns about pickle protocols of foreign files
-                warnings.simplefilter("ignore")
-                data = torch.load(path, map_location="cpu", weights_only=True, **({"mmap": True} if mapped else {}))
+            data = file_seal.load(path, mmap=mapped)  # the seal is verified first; no torch warnings
             break
+        except file_seal.SealError as err:
+            raise CheckpointError(str(err)) from None
+        except OSError as err:
+            raise CheckpointError(f"{path} cannot be read ({err.strerror or err})") from None
         except Exception as err:  # torch raises many types for corrupt or foreign files
             if mapped and not isinstance(err, pickle.UnpicklingError):
                 continue  # not a zip file (or an old torch): read it whole for the real reason
-            raise CheckpointError(f"{path} is not a conhex-zero checkpoint (unreadable: {_reason(err)})") from None
+            raise CheckpointError(f"{path} is not a conhex-zero checkpoint (unreadable: {unreadable_reason(err)})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a conhex-zero checkpoint (no {FORMAT!r} format tag)")
     if data.get("schema") != SCHEMA_VERSION:
@@ -81,13 +82,14 @@ def _read(path: str | Path, mmap: bool = False) -> tuple[Path, dict[str, Any]]:
     return path, data
 
 
-def _reason(err: Exception) -> str:
+def unreadable_reason(err: Exception) -> str:
     """Why torch could not read a file, in a few words: never torch's advice to load it with
     ``weights_only=False`` (which would run whatever code the file holds)."""
     if isinstance(err, pickle.UnpicklingError):
-        detail = next((line.strip() for line in str(err).splitlines()
-                       if line.strip() and "weights_only" not in line and not line.startswith(("Please file", "Check the"))
-                       and "WeightsUnpickler error" not in line), "")
+        lines = [line.strip() for line in str(err).splitlines()]
+        detail = next((line for line in lines if "GLOBAL" in line), None) or next(
+            (line for line in lines if line and "weights_only" not in line and "Weights only" not in line
+             and not line.startswith(("Please file", "Check the")) and "WeightsUnpickler error" not in line), "")
         if "GLOBAL" in detail:
             return f"it holds Python objects, refused since loading them could run code ({_short(detail, 80)})"
         return "not a file of tensors" + (f" ({_short(detail, 80)})" if detail else "")
@@ -154,6 +156,10 @@ def _check_weights(path: Path, data: dict[str, Any]) -> tuple[ModelConfig, dict[
                               f"not a game spec")
     if not isinstance(data.get("meta", {}), dict):
         raise CheckpointError(f"{path} is not a usable checkpoint: its 'meta' is not a table")
+    bad = next((k for k, t in weights.items() if t.is_floating_point() and not bool(torch.isfinite(t).all())), None)
+    if bad is not None:
+        raise CheckpointError(f"{path} holds weights that are NaN or infinite (e.g. {_short(bad, 60)}): the "
+                              f"network diverged; use an earlier checkpoint")
     stored = sum(t.numel() for t in weights.values())
     if layers * hidden * hidden > stored + 1_000_000:  # each block holds ~3 hidden^2 weights
         raise CheckpointError(f"{path} is not a usable checkpoint: it says l{layers}h{hidden} but holds only "
@@ -169,7 +175,7 @@ def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Che
     try:
         model = GraphNet(config, NUM_FEATURES)
     except Exception as err:  # a size this version's network cannot take
-        raise CheckpointError(f"{path} is not a usable checkpoint: no {config.name} model ({_reason(err)})") from None
+        raise CheckpointError(f"{path} is not a usable checkpoint: no {config.name} model ({unreadable_reason(err)})") from None
     expected = model.state_dict()
     missing = [k for k in expected if k not in weights]
     unexpected = [k for k in weights if k not in expected]
@@ -184,6 +190,6 @@ def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Che
     try:
         model.load_state_dict(weights)
     except Exception as err:  # e.g. weights that cannot be converted to the parameters' type
-        raise CheckpointError(f"{path}: its weights cannot be loaded ({_reason(err)})") from None
+        raise CheckpointError(f"{path}: its weights cannot be loaded ({unreadable_reason(err)})") from None
     model.to(device).eval()
     return Checkpoint(model=model, game=data["game"], meta=data.get("meta", {}), path=path)

@@ -11,14 +11,17 @@
     RUN/state/shard-NNNN-rankR.pt   torchrun jobs only: rank R's replay shard, games in progress
                                     and generators at iteration NNNN (train_state.pt then holds
                                     the shared part; it is written last and names the iteration)
+    RUN/train.lock                  while a process trains the run: who (see ``run_lock.py``)
 
 Every file is written to ``NAME.tmp`` and renamed, so a killed process loses at most the work
-since the last checkpoint and never leaves a corrupt file. Model checkpoints load with
-``conhex_zero.nn.checkpoint.load_checkpoint`` (``torch.load(weights_only=True)``).
+since the last checkpoint and never leaves a corrupt file; state files and checkpoints are sealed
+with a checksum of their bytes (``file_seal``), verified when they are read. Model checkpoints load
+with ``conhex_zero.nn.checkpoint.load_checkpoint`` (``torch.load(weights_only=True)``).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -26,9 +29,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import torch
-
-from conhex_zero.jsonl import append_jsonl, read_jsonl, rewrite_jsonl
+from conhex_zero import file_seal
+from conhex_zero.disk import writing
+from conhex_zero.jsonl import JsonlError, append_jsonl, iter_jsonl, rewrite_jsonl
 from conhex_zero.nn.checkpoint import save_checkpoint
 from conhex_zero.nn.model import GraphNet
 
@@ -44,20 +47,22 @@ class TrainStateError(ValueError):
     """A training state file is missing, damaged or not a training state of this version."""
 
 
-def read_state(path: Path, required: tuple[str, ...]) -> dict:
+def read_state(path: Path, required: tuple[str, ...], mmap: bool = False) -> dict:
     """``torch.load(weights_only=True)`` of a state file, with one-line errors for damaged files."""
-    from conhex_zero.nn.checkpoint import FORMAT, SCHEMA_VERSION
+    from conhex_zero.nn.checkpoint import FORMAT, SCHEMA_VERSION, unreadable_reason
 
     if not path.is_file():
         raise TrainStateError(f"{path} is missing")
     if path.stat().st_size == 0:
         raise TrainStateError(f"{path} is empty (a crash while it was first written?)")
     try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
+        data = file_seal.load(path, mmap=mmap)  # the checksum is verified first
+    except file_seal.SealError as err:
+        raise TrainStateError(str(err)) from None
+    except OSError as err:
+        raise TrainStateError(f"{path} cannot be read ({err.strerror or err})") from None
     except Exception as err:  # torch raises many types for truncated or foreign files
-        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
-        if "weights_only" in reason or "WeightsUnpickler" in reason:
-            reason = "it holds objects other than tensors and plain data"
+        reason = unreadable_reason(err)  # never torch's advice to load it unsafely
         raise TrainStateError(f"{path} is damaged or not a training state ({reason[:200]})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise TrainStateError(f"{path} is not a conhex-zero training state")
@@ -70,10 +75,9 @@ def read_state(path: Path, required: tuple[str, ...]) -> dict:
     return data
 
 
-def atomic_torch_save(obj: Any, path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+def atomic_torch_save(obj: dict, path: Path) -> None:
+    """Write a state file atomically, sealed with its checksum (``file_seal.save``)."""
+    file_seal.save(obj, path)
 
 
 class RunDir:
@@ -85,9 +89,29 @@ class RunDir:
         self.config_file = self.path / "config.yaml"
         self._writer = None
 
+    FILES = ("config.yaml", "metrics.jsonl", "ladder.jsonl", "latest.pt", "best.pt", "train.lock",
+             "state/train_state.pt")
+    FOLDERS = ("state", "checkpoints", "tb")
+
+    def check_layout(self) -> None:
+        """``TrainStateError`` (one line) when a file of the run is a directory, a folder of it is
+        a file, or the run directory itself is not a directory."""
+        if self.path.exists() and not self.path.is_dir():
+            raise TrainStateError(f"{self.path} is a file, not a run directory")
+        for name in self.FOLDERS:
+            p = self.path / name
+            if p.exists() and not p.is_dir():
+                raise TrainStateError(f"{p} is a file where the run keeps a folder: move it away")
+        for name in self.FILES:
+            p = self.path / name
+            if p.is_dir():
+                raise TrainStateError(f"{p} is a directory where the run keeps a file: move it away")
+
     def create(self) -> None:
-        (self.path / "state").mkdir(parents=True, exist_ok=True)
-        self.checkpoints.mkdir(parents=True, exist_ok=True)
+        self.check_layout()
+        with writing(self.path):
+            (self.path / "state").mkdir(parents=True, exist_ok=True)
+            self.checkpoints.mkdir(parents=True, exist_ok=True)
 
     @property
     def resumable(self) -> bool:
@@ -95,19 +119,25 @@ class RunDir:
 
     def write_config(self, text: str) -> None:
         tmp = self.config_file.with_name("config.yaml.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, self.config_file)
+        try:
+            with writing(self.config_file):
+                tmp.write_text(text)
+                os.replace(tmp, self.config_file)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
 
     # ---------------------------------------------------------------- metrics
     def log(self, metrics: dict[str, float], step: int) -> None:
         record = {"time": time.time(), **{k: _json_number(v) for k, v in metrics.items()}}
         append_jsonl(self.metrics_file, [record])
-        writer = self._tensorboard()
-        if writer is not None:
-            for k, v in metrics.items():
-                if isinstance(v, (int, float)) and not isinstance(v, bool):
-                    writer.add_scalar(k, v, step)
-            writer.flush()
+        with writing(self.path / "tb"):
+            writer = self._tensorboard()
+            if writer is not None:
+                for k, v in metrics.items():
+                    if isinstance(v, (int, float)) and not isinstance(v, bool):
+                        writer.add_scalar(k, v, step)
+                writer.flush()
 
     def _tensorboard(self):
         if self._writer is None:
@@ -120,7 +150,23 @@ class RunDir:
         return self._writer or None
 
     def read_metrics(self) -> list[dict]:
-        return read_jsonl(self.metrics_file) if self.metrics_file.is_file() else []
+        """The metric lines; ``JsonlError`` naming the line when one holds anything but numbers (or
+        null, for a value that was not finite), or an iteration that is not a whole number."""
+        if self.metrics_file.is_dir():
+            raise JsonlError(f"{self.metrics_file} is a directory, not a metrics file")
+        if not self.metrics_file.is_file():
+            return []
+        records = []
+        for number, record in iter_jsonl(self.metrics_file):
+            for key, value in record.items():
+                whole = key == "iteration"
+                if value is None and not whole:
+                    continue
+                if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)):
+                    raise JsonlError(f"{self.metrics_file}:{number}: {key!r} is {json.dumps(value)[:40]}, not "
+                                     f"{'a whole number' if whole else 'a number'}; fix or delete that line")
+            records.append(record)
+        return records
 
     def truncate_metrics(self, last_iteration: int) -> None:
         """Drop metric lines of iterations after ``last_iteration`` (work lost before a resume)."""
@@ -143,8 +189,13 @@ class RunDir:
             if source is None or not source.is_file():
                 continue
             tmp = self.path / (name + ".tmp")
-            shutil.copyfile(source, tmp)
-            os.replace(tmp, self.path / name)
+            try:
+                with writing(self.path / name):
+                    shutil.copyfile(source, tmp)
+                    os.replace(tmp, self.path / name)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
         return path
 
     def iteration_checkpoints(self) -> list[Path]:
@@ -183,9 +234,10 @@ class RunDir:
     def save_state(self, state: dict) -> None:
         atomic_torch_save(state, self.state_file)
 
-    def load_state(self) -> dict:
-        """The training state; ``TrainStateError`` with a clear message if it is not one."""
-        return read_state(self.state_file, ("format", "schema", "config", "model", "learner", "iteration"))
+    def load_state(self, mmap: bool = False) -> dict:
+        """The training state; ``TrainStateError`` with a clear message if it is not one. With
+        ``mmap`` its tensors are mapped, not read (to look at its config)."""
+        return read_state(self.state_file, ("format", "schema", "config", "model", "learner", "iteration"), mmap)
 
     # ------------------------------------------------- per-rank state (torchrun)
     def shard_path(self, iteration: int, rank: int) -> Path:
