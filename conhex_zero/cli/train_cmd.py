@@ -51,9 +51,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from conhex_zero.train import distributed
-    from conhex_zero.train.config import ConfigError, load_config, read_yaml_mapping
+    from conhex_zero.train.config import ConfigError, load_config
     from conhex_zero.train.loop import TrainingDiverged, train
+    from conhex_zero.train.resume_config import resume_base
     from conhex_zero.train.run_dir import RunDir, TrainStateError
+    from conhex_zero.train.run_lock import RunInUseError, RunLock
 
     overrides = list(args.overrides)
     if args.threads is not None:
@@ -75,14 +77,11 @@ def run(args: argparse.Namespace) -> int:
                 raise CliError(f"{args.resume} does not exist: no training state to resume")
             if not Path(args.resume).is_dir():
                 raise CliError(f"{args.resume} is a file, not a run directory: no training state to resume")
+            RunLock(run_dir.path).check_free()  # at once, before reading anything (the loop takes the lock)
+            run_dir.check_layout()
             if not run_dir.resumable:
                 raise CliError(f"{args.resume} has no training state to resume ({run_dir.state_file} is missing)")
-            if run_dir.config_file.is_file():
-                base = read_yaml_mapping(run_dir.config_file)
-            else:  # the state holds the run's config too
-                base = run_dir.load_state()["config"]
-                print(f"note: {run_dir.config_file} is missing; using the config stored in {run_dir.state_file}",
-                      file=sys.stderr)
+            base = resume_base(run_dir, note=lambda line: print(line, file=sys.stderr))  # the stored config
             config = load_config(None, overrides, base=base)
             path = run_dir.path
         else:
@@ -91,10 +90,11 @@ def run(args: argparse.Namespace) -> int:
             path = Path(args.run_dir or Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}")
             if path.exists() and not path.is_dir():
                 raise CliError(f"--run-dir {path} is a file, not a directory")
+            RunLock(path).check_free()
             if RunDir(path).resumable:
                 raise CliError(f"{path} already holds a run; resume it with --resume {path} or choose another "
                                f"--run-dir")
-    except (ConfigError, TrainStateError) as err:
+    except (ConfigError, TrainStateError, RunInUseError) as err:
         raise CliError(str(err)) from None
     resolve_device(config.device)
     if args.stop_after is not None and args.stop_after < 1:
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
             print("resolved config:\n" + "\n".join("  " + line for line in config.dump().splitlines()))
     try:
         result = train(config, path, resume=bool(args.resume), progress=not args.quiet, stop_after=args.stop_after)
-    except (TrainStateError, TrainingDiverged) as err:
+    except (TrainStateError, TrainingDiverged, RunInUseError) as err:
         raise CliError(str(err)) from None
     except KeyboardInterrupt:
         if ctx.is_main:

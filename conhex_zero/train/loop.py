@@ -6,7 +6,8 @@ buffer, then takes ``positions * optim.sample_reuse / batch_size`` optimiser ste
 (fixed references, the previous checkpoint and nearest-rated earlier ones; see ``evaluate.py``),
 and a checkpoint plus the full training state are written; best.pt is the best-rated checkpoint.
 Resuming restores all of it (model, optimizer, replay buffer, games in progress, random
-generators), so a resumed run continues exactly as if it had not stopped.
+generators), so a resumed run continues exactly as if it had not stopped. One process (one torchrun
+job) trains a run directory at a time: rank 0 holds its lock (``run_lock.py``) throughout.
 
 Under ``torchrun`` every process runs this same loop (``distributed.py``): each rank plays its own
 games into its own replay shard, the learner averages gradients over the ranks, counts are summed
@@ -33,13 +34,15 @@ from conhex_zero.nn.checkpoint import FORMAT, SCHEMA_VERSION, CheckpointError, l
 from conhex_zero.nn.encode import NUM_FEATURES
 from conhex_zero.nn.model import GraphNet, ModelConfig
 from conhex_zero.train import distributed
-from conhex_zero.train.config import TrainConfig
+from conhex_zero.train.config import ReplayConfig, TrainConfig
 from conhex_zero.train.distributed import Context
 from conhex_zero.train.evaluate import evaluate
 from conhex_zero.train.learner import Learner
 from conhex_zero.train.replay import ReplayBuffer
 from conhex_zero.train.run_dir import RunDir, TrainStateError
+from conhex_zero.train.run_lock import RunInUseError, RunLock
 from conhex_zero.train.selfplay import SelfPlay
+from conhex_zero.train.state_check import check_config, check_local, check_shared
 
 
 @dataclass
@@ -175,10 +178,33 @@ def train(config: TrainConfig, run_dir: str | Path, resume: bool = False, progre
         torch.set_num_threads(config.threads)
     created = distributed.launched() and not distributed.initialized()
     ctx = distributed.setup(config.device, config.dist.timeout_s, config.dist.wait_timeout_s)
-    result = _train(ctx, config, run_dir, resume, progress, log, stop_after)
+    lock = _take_run(RunDir(run_dir), ctx, log)
+    try:
+        result = _train(ctx, config, run_dir, resume, progress, log, stop_after)
+    finally:
+        if lock is not None:
+            lock.release()
     if created:  # on an exception the process ends and torchrun stops the job
         distributed.teardown()
     return result
+
+
+def _take_run(run: RunDir, ctx: Context, log) -> RunLock | None:
+    """Rank 0 takes the run directory's lock (``run_lock.py``) for the whole job, before anything of
+    the run is read or written; every rank learns whether it did, so a refused job stops on all of
+    them with the same message (``RunInUseError`` naming the holder, or ``TrainStateError``)."""
+    lock, failure = None, None
+    if ctx.is_main:
+        try:
+            run.create()  # checks the layout first
+            lock = RunLock(run.path)
+            lock.acquire(note=log)
+        except (RunInUseError, TrainStateError, OSError) as err:  # OSError: the directory cannot be made
+            failure = (type(err).__name__, str(err))
+    failure = ctx.broadcast_object(failure, what="taking the run directory's lock")
+    if failure is not None:
+        raise (RunInUseError if failure[0] == "RunInUseError" else TrainStateError)(failure[1])
+    return lock
 
 
 def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool, progress: bool, log,
@@ -206,31 +232,46 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
         for leftover in run.remove_leftovers():
             log(f"removed {leftover}, left by an interrupted write")
         saved = run.load_state()
+        # Every part is checked against this run's own before anything is restored (state_check.py).
+        check_config(saved, run.state_file)
         check_resumable(saved, config, log)
-        model.load_state_dict(saved["model"])
-        learner.load_state_dict(saved["learner"])
-        # The schedule follows the run's iterations: more of them stretch it, fewer end it sooner.
-        planned, was, rate = config.iterations * steps_per_iteration, learner.planned_steps, learner.learning_rate()
-        learner.planned_steps = planned
-        if planned != was:
-            log(f"note: the learning-rate schedule now spans {config.iterations} iterations ({planned} steps, was "
-                f"{was}): the rate at step {learner.step} goes from {rate:.3g} to {learner.learning_rate():.3g}")
-        start_iteration, elapsed_before, games = saved["iteration"], saved["elapsed"], saved["games"]
-        local = _local_state(run, saved, ctx, log)
+        check_shared(saved, run.state_file, model.state_dict(), learner.state_dict(), list(model.parameters()))
+        shard_notes: list[str] = []  # logged after the schedule's note, in the order they happen
+        local = _local_state(run, saved, ctx, shard_notes.append)
         if local is not None:
-            row_map = replay.load_state_dict(local["replay"])
-            selfplay.load_state_dict(local["selfplay"], row_map)
-            if "learner_generator" in local:
-                learner.generator.set_state(local["learner_generator"])
-        else:  # a rank new to this run: fresh games (never the ones an earlier rank r played)
-            fresh = distributed.rank_seed(config.seed, ctx.rank, start_iteration)
-            selfplay = SelfPlay(env, config.selfplay, evaluator, fresh)
-            learner.generator.manual_seed(fresh + 1)
-        if main and saved.get("previous") is not None:
-            previous = (saved["previous_name"], copy.deepcopy(model))
-            previous[1].load_state_dict(saved["previous"])
-        if local is not None:
-            _restore_rng(local["rng"])
+            check_local(local, run.state_file if local is saved else run.shard_path(saved["iteration"], ctx.rank),
+                        int(saved["config"].get("replay", {}).get("capacity", ReplayConfig.capacity)),
+                        replay.state_dict(), selfplay.state_dict(), _rng_states(), learner.generator.get_state())
+        try:
+            model.load_state_dict(saved["model"])
+            learner.load_state_dict(saved["learner"])
+            # The schedule follows the run's iterations: more of them stretch it, fewer end it sooner.
+            planned, was, rate = config.iterations * steps_per_iteration, learner.planned_steps, learner.learning_rate()
+            learner.planned_steps = planned
+            if planned != was:
+                log(f"note: the learning-rate schedule now spans {config.iterations} iterations ({planned} steps, "
+                    f"was {was}): the rate at step {learner.step} goes from {rate:.3g} to "
+                    f"{learner.learning_rate():.3g}")
+            start_iteration, elapsed_before, games = saved["iteration"], saved["elapsed"], saved["games"]
+            for note in shard_notes:
+                log(note)
+            if local is not None:
+                row_map = replay.load_state_dict(local["replay"])
+                selfplay.load_state_dict(local["selfplay"], row_map)
+                if "learner_generator" in local:
+                    learner.generator.set_state(local["learner_generator"])
+            else:  # a rank new to this run: fresh games (never the ones an earlier rank r played)
+                fresh = distributed.rank_seed(config.seed, ctx.rank, start_iteration)
+                selfplay = SelfPlay(env, config.selfplay, evaluator, fresh)
+                learner.generator.manual_seed(fresh + 1)
+            if main and saved.get("previous") is not None:
+                previous = (saved["previous_name"], copy.deepcopy(model))
+                previous[1].load_state_dict(saved["previous"])
+            if local is not None:
+                _restore_rng(local["rng"])
+        except (KeyError, TypeError, ValueError, RuntimeError, IndexError) as err:  # what the checks cannot foresee
+            reason = str(err).strip().splitlines()[0][:160] if str(err).strip() else type(err).__name__
+            raise TrainStateError(f"{run.state_file} is damaged: it cannot be restored ({reason})") from None
         if main:
             run.truncate_metrics(start_iteration)
             trim_ladder(run.path, start_iteration)
@@ -261,10 +302,11 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
                   leave=False) as bar:
             tm = learner.train(replay, steps, config.replay.symmetries, bar)
         if steps and not all(math.isfinite(tm[k]) for k in ("train/total_loss", "train/grad_norm")):
+            after = (f"the last good state is in {run.path} (resume it with a lower optim.lr=...)" if run.resumable
+                     else f"no state had been saved yet (start the run again with a lower optim.lr=...)")
             raise TrainingDiverged(
                 f"iteration {iteration}: the training loss is {tm['train/total_loss']} (not finite): the network "
-                f"diverged (optim.lr={config.optim.lr} too high?); nothing of this iteration was saved, the last "
-                f"good state is in {run.path} (resume it with a lower optim.lr=...)")
+                f"diverged (optim.lr={config.optim.lr} too high?); nothing of this iteration was saved, {after}")
         minutes = (elapsed_before + time.perf_counter() - started) / 60
         out_of_time = config.max_minutes > 0 and minutes >= config.max_minutes
         if ctx.enabled:  # rank 0's clock decides for all
