@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, HelpFormatter
+from conhex_zero.cli.common import CliError, HelpFormatter, check_output_file
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -38,8 +38,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.suffix != ".pt":
         raise CliError(f"--out {args.out!r}: the file name must end in .pt")
-    if out.is_dir():
-        raise CliError(f"--out {args.out} is a directory")
+    check_output_file("--out", out)  # not a directory or device, in a folder that can be written
     paths: list[Path] = []
     for item in args.inputs:
         path = Path(item)

@@ -1,12 +1,15 @@
-"""Helpers shared by the command-line modules: errors, devices, JSON output."""
+"""Helpers shared by the command-line modules: errors, devices, JSON output, checks of numbers and
+output paths made before any work starts."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import json
+import math
 import os
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -145,9 +148,84 @@ def torch_threads(threads: int | None) -> Iterator[None]:
         return
     if threads < 0:
         raise CliError("--threads must be 0 (one per core) or more")
+    if threads > MAX_THREADS:
+        raise CliError(f"--threads must be at most {MAX_THREADS}")
     before = torch.get_num_threads()
     torch.set_num_threads(threads or os.cpu_count() or 1)
     try:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+# ------------------------------------------------------------ checks made up front
+MAX_THREADS = 4096
+MAX_MATCH_GAMES = 100_000
+"""The most games a match may play (its records and results are held in memory)."""
+MAX_SECONDS = 86_400.0
+"""The longest timeout an option may set (a day)."""
+
+
+def check_range(flag: str, value: int, low: int, high: int) -> None:
+    """``CliError`` unless ``low <= value <= high``."""
+    if not low <= value <= high:
+        raise CliError(f"{flag} must be from {low} to {high}, not {value if abs(value) < 10**12 else 'that'}")
+
+
+def check_seconds(flag: str, value: float, high: float = MAX_SECONDS) -> None:
+    """``CliError`` unless ``value`` is a positive, finite number of seconds, at most ``high``."""
+    if not math.isfinite(value) or not 0 < value <= high:
+        raise CliError(f"{flag} must be a positive number of seconds, at most {high:g} (not {value:g})")
+
+
+def _writable_folder(flag: str, path: Path, folder: Path) -> None:
+    """The nearest existing folder of ``folder`` is a directory where files can be made."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise CliError(f"{flag} {path}: {existing} is not a directory")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as err:
+        raise CliError(f"{flag} {path}: cannot write in {existing} ({err.strerror or err})") from None
+
+
+def check_output_file(flag: str, path: str | Path) -> Path:
+    """A file a command will write: not a directory, not a device or other special file (such as
+    /dev/null, which an atomic write would replace), in a folder that is, or can be made, writable.
+    Returns it as a ``Path``; ``CliError`` (one line) otherwise."""
+    p = Path(path)
+    if p.is_dir():
+        raise CliError(f"{flag} {path} is a directory, not a file")
+    if p.exists() and not p.is_file():
+        raise CliError(f"{flag} {path} is not a regular file")
+    _writable_folder(flag, p, p.parent if str(p.parent) else Path("."))
+    return p
+
+
+def check_output_dir(flag: str, path: str | Path) -> Path:
+    """A directory a command will write into (made if missing): ``CliError`` (one line) when it is a
+    file, lies under a file, or cannot be written."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise CliError(f"{flag} {path} is not a directory")
+    _writable_folder(flag, p, p)
+    return p
+
+
+def check_arena_arguments(args: argparse.Namespace) -> None:
+    """Everything of ``arena``'s options that can be checked before a game is played: counts and
+    timeouts within bounds, the records file and the ladder directory writable."""
+    check_range("--games", args.games, 1, MAX_MATCH_GAMES)
+    check_range("--round", args.round, 1, MAX_MATCH_GAMES)
+    check_range("--gtp-parallel", args.gtp_parallel, 1, 256)
+    check_range("--seed", args.seed, 0, 2**63 - 1)
+    if args.sims is not None:
+        check_range("--sims", args.sims, 1, 100_000)
+    check_seconds("--gtp-timeout", args.gtp_timeout)
+    if args.records:
+        check_output_file("--records", args.records)
+    if args.ladder:
+        check_output_dir("--ladder", args.ladder)

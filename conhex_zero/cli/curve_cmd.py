@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, HelpFormatter
+from conhex_zero.cli.common import CliError, HelpFormatter, check_output_file
+from conhex_zero.disk import writing
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -24,6 +25,9 @@ def run(args: argparse.Namespace) -> int:
     from conhex_zero.train.run_dir import RunDir
     from conhex_zero.viz.svg import Series, line_chart
 
+    if Path(args.run_dir).exists() and not Path(args.run_dir).is_dir():
+        raise CliError(f"{args.run_dir} is not a directory")
+    out = check_output_file("--out", args.out or Path(args.run_dir) / "curve.svg")
     run_dir = RunDir(args.run_dir)
     records = [r for r in run_dir.read_metrics() if any(k.startswith("eval/") for k in r)]
     if not records:
@@ -33,15 +37,16 @@ def run(args: argparse.Namespace) -> int:
     x_key = "time/minutes" if args.x == "minutes" else "iteration"
     series = []
     for name in opponents:
-        rows = [r for r in records if f"eval/vs_{name}/win_rate" in r]
         key = f"eval/vs_{name}"
+        needed = (x_key, f"{key}/win_rate", f"{key}/win_rate_low", f"{key}/win_rate_high")
+        rows = [r for r in records if all(r.get(k) is not None for k in needed)]  # null: not finite when written
         series.append(Series(name.replace("_", ":") if name.startswith("mcts-rollout") else name,
                              [r[x_key] for r in rows], [r[f"{key}/win_rate"] for r in rows],
                              [r[f"{key}/win_rate_low"] for r in rows], [r[f"{key}/win_rate_high"] for r in rows]))
     title = args.title or f"{Path(args.run_dir).name}: win rate against each opponent"
     svg = line_chart(series, title, "wall-clock minutes" if args.x == "minutes" else "iteration",
                      "win rate (95% interval)", y_range=(0.0, 1.0))
-    out = Path(args.out or Path(args.run_dir) / "curve.svg")
-    out.write_text(svg)
+    with writing(out):
+        out.write_text(svg)
     print(f"wrote {out}")
     return 0

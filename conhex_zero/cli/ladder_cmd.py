@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, HelpFormatter, print_json
+from conhex_zero.cli.common import CliError, HelpFormatter, check_output_file, print_json
+from conhex_zero.disk import writing
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -28,12 +29,16 @@ def run(args: argparse.Namespace) -> int:
     from conhex_zero.ladder.plot import plot_ladder
     from conhex_zero.ladder.store import Ladder
 
+    if Path(args.dir).exists() and not Path(args.dir).is_dir():
+        raise CliError(f"{args.dir} is not a directory")
+    png = check_output_file("--png", args.png or Path(args.dir) / "ladder.png")
     try:
         ladder = Ladder.open(args.dir)
         ratings = ladder.fit(args.anchor)
     except ValueError as err:
         raise CliError(str(err)) from None
-    png = plot_ladder(ladder, ratings, args.png or Path(args.dir) / "ladder.png", x=args.x)
+    with writing(png):
+        png = plot_ladder(ladder, ratings, png, x=args.x)
     if args.json:
         print_json({"anchor": ratings.anchor, "first_move": ratings.first_move,
                     "first_move_stderr": ratings.first_move_stderr, "png": str(png),

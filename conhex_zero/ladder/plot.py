@@ -36,7 +36,8 @@ def plot_ladder(ladder: Ladder, ratings: Ratings, path: str | Path, x: str = "mi
     ax.set_title(title or f"Ladder of {ladder.path.parent.name} (bars: 95%): first-move advantage "
                  f"{ratings.first_move:+.0f} ± {1.96 * ratings.first_move_stderr:.0f} Elo")
     ax.grid(alpha=0.3)
-    ax.legend(loc="best", fontsize=8)
+    if points or refs:  # (matplotlib warns about a legend without entries)
+        ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)

@@ -33,9 +33,12 @@ class Ladder:
         """The ladder of ``directory`` (a missing file is an empty ladder)."""
         path = Path(directory) / FILENAME
         ladder = cls(path)
+        if path.is_dir():
+            raise JsonlError(f"{path} is a directory, not a ladder file")
         if path.is_file():
             for number, entry in iter_jsonl(path):
                 try:
+                    _check_fields(entry)
                     if entry.get("type") == "player":
                         name = entry["name"]
                         if not isinstance(name, str):
@@ -93,6 +96,25 @@ class Ladder:
         return fit(self.results, anchor or self.default_anchor())
 
 
+_TEXT_FIELDS = ("type", "name", "kind", "path", "game", "first", "second")
+_WHOLE_FIELDS = ("iteration", "step", "games")
+_NUMBER_FIELDS = ("minutes", "time")
+
+
+def _check_fields(entry: dict[str, Any]) -> None:
+    """The fields that training, ``ladder`` and its picture read have their types (else ``TypeError``
+    naming the field): text, whole numbers, finite numbers."""
+    for key in _TEXT_FIELDS:
+        if key in entry and not isinstance(entry[key], str):
+            raise TypeError(key)
+    for key in _WHOLE_FIELDS:
+        if key in entry and (isinstance(entry[key], bool) or not isinstance(entry[key], int)):
+            raise TypeError(key)
+    for key in _NUMBER_FIELDS:
+        if key in entry and (isinstance(entry[key], bool) or not isinstance(entry[key], (int, float))):
+            raise TypeError(key)
+
+
 def _count(value: Any) -> int:
     """A number of wins: a whole number, at least 0."""
     if isinstance(value, float) and value.is_integer():
@@ -106,6 +128,7 @@ def trim(directory: str | Path, last_iteration: int) -> None:
     """Drop entries tagged with an iteration after ``last_iteration`` (work lost before a resume)."""
     path = Path(directory) / FILENAME
     if path.is_file():
+        Ladder.open(directory)  # every line checked first: a bad one is an error naming it
         rewrite_jsonl(path, [e for e in read_jsonl(path) if e.get("iteration", 0) <= last_iteration])
 
 

@@ -381,8 +381,10 @@ def validate(c: TrainConfig) -> None:
     for ok, message in checks:
         if not ok:
             raise ConfigError(f"invalid value for {message}")
+    from conhex_zero.train.config_bounds import check_bounds
     from conhex_zero.train.memory import check_memory
 
+    check_bounds(c, game)
     check_memory(c)
     from conhex_zero.agents.players import PlayerSpecError, make_player
     from conhex_zero.env.vec_env import VecEnv

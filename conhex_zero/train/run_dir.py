@@ -150,8 +150,8 @@ class RunDir:
         return self._writer or None
 
     def read_metrics(self) -> list[dict]:
-        """The metric lines; ``JsonlError`` naming the line when one holds anything but numbers (or
-        null, for a value that was not finite), or an iteration that is not a whole number."""
+        """The metric lines; ``JsonlError`` naming the line when one holds anything but numbers (null
+        for a value that was not finite, true or false), or an iteration that is not a whole number."""
         if self.metrics_file.is_dir():
             raise JsonlError(f"{self.metrics_file} is a directory, not a metrics file")
         if not self.metrics_file.is_file():
@@ -160,7 +160,7 @@ class RunDir:
         for number, record in iter_jsonl(self.metrics_file):
             for key, value in record.items():
                 whole = key == "iteration"
-                if value is None and not whole:
+                if not whole and (value is None or isinstance(value, bool)):
                     continue
                 if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)):
                     raise JsonlError(f"{self.metrics_file}:{number}: {key!r} is {json.dumps(value)[:40]}, not "
