@@ -341,3 +341,31 @@ def test_every_rank_of_a_refused_job_stops_with_rank_0s_message(tmp_path, monkey
     with pytest.raises(RunInUseError, match="pid 1 on host h"):
         loop._take_run(RunDir(tmp_path / "run"), rank1, quiet)
     assert not (tmp_path / "run").exists()  # rank 1 touched nothing
+
+
+# --------------------------------------------- a new run after an attempt that saved nothing
+def test_starting_again_after_an_attempt_that_saved_no_state_equals_an_uninterrupted_run(tmp_path, monkeypatch):
+    config = load_config(TINY, ["iterations=2", "eval.games=2", "eval.previous_games=2"])
+    train(config, tmp_path / "whole", progress=False, log=quiet)
+
+    def full(self, state):  # the disk filled up as the first state was written
+        from conhex_zero.disk import no_space
+
+        raise no_space(self.state_file)
+
+    monkeypatch.setattr(RunDir, "save_state", full)
+    with pytest.raises(OSError, match="no space left on"):
+        train(config, tmp_path / "run", progress=False, log=quiet)
+    monkeypatch.undo()
+    assert (tmp_path / "run" / "metrics.jsonl").read_text().count("\n") == 1  # logged, never committed
+    notes: list[str] = []
+    train(config, tmp_path / "run", progress=False, log=notes.append)
+    assert any("dropped 1 metric line of an earlier attempt" in n for n in notes)
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iteration"] for r in rows] == [1, 2]
+    from conhex_zero.ladder.store import Ladder
+    from conhex_zero.nn.checkpoint import load_checkpoint
+
+    assert Ladder.open(tmp_path / "run").results == Ladder.open(tmp_path / "whole").results
+    a, b = (load_checkpoint(tmp_path / d / "latest.pt").model.state_dict() for d in ("whole", "run"))
+    assert all(torch.equal(a[k], b[k]) for k in a)

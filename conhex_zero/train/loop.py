@@ -91,6 +91,21 @@ def check_resumable(saved: dict, config: TrainConfig, log) -> None:
             f"beyond it are dropped")
 
 
+def _forget_unsaved_attempt(run: RunDir, log) -> None:
+    """Before a new run: metric and ladder lines of iterations that an earlier attempt in the same
+    directory logged but never saved a state for (it was stopped, diverged, or found the disk full)
+    are dropped, so the new run's lines do not follow them; so are its leftover ``.tmp`` files.
+    (A directory that holds a state is never started anew: ``train`` asks for ``--resume``.)"""
+    for leftover in run.remove_leftovers():
+        log(f"removed {leftover}, left by an interrupted write")
+    before = len(run.read_metrics())
+    if before:
+        run.truncate_metrics(0)
+        log(f"note: dropped {before} metric line{'s' * (before != 1)} of an earlier attempt in {run.path} that "
+            f"saved no training state")
+    trim_ladder(run.path, 0)
+
+
 def _initial_weights(config: TrainConfig, log) -> GraphNet:
     """The warm start's network (``config.init``), checked against the run's network size."""
     try:
@@ -277,8 +292,11 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
             trim_ladder(run.path, start_iteration)
         positions = sum(ctx.all_gather_object(len(replay)))
         log(f"resumed {run.path} at iteration {start_iteration} ({games} games, {positions} positions)")
-    elif config.init:
-        model.load_state_dict(_initial_weights(config, log).state_dict())
+    else:
+        if main:  # a new run where an earlier attempt saved no state: its lines would repeat
+            _forget_unsaved_attempt(run, log)
+        if config.init:
+            model.load_state_dict(_initial_weights(config, log).state_dict())
     if main:
         run.write_config(config.dump())
 
