@@ -6,10 +6,11 @@
 Distinct random positions at every stage of a Hex 4x4 or 5x5 game (uniformly random play of
 0 .. H - 2 plies, running positions only, no two equal up to the board's symmetry) are solved exactly (``analysis.solver``); then every configuration searches
 them all at every simulation count, and the benchmark counts the positions whose search value has
-the solver's sign (a value of exactly 0 counts as wrong). A configuration is a scheme (``gumbel``,
-``puct``), the one-move tactics on or off, the solver (proven values) on or off and a network (the
-shipped checkpoint of the board, or ``uniform``: uniform prior, value 0). Three values of one search
-are scored:
+the solver's sign (a value of exactly 0 counts as wrong). A configuration is a named search setting
+(``agents.search_configs.VARIANTS``: ``play`` and ``analysis`` are what the players and the opening
+analysis use; the others take one ingredient away; ``-no-tactics`` turns the one-move tactics off)
+and a network (the shipped checkpoint of the board, or ``uniform``: uniform prior, value 0). Three
+values of one search are scored:
 
 * ``action_q``: the Q of the move the search plays (what ``openings``, play and GTP report);
 * ``root``: the root's mean value over all simulations (its proven result when it has one);
@@ -23,6 +24,7 @@ table. One torch thread unless --threads says otherwise.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import platform
 import sys
@@ -33,6 +35,7 @@ import torch
 
 from conhex_zero.agents.distinct import GameCanon
 from conhex_zero.agents.evaluators import NetworkEvaluator, UniformEvaluator
+from conhex_zero.agents.search_configs import VARIANTS, variant_config
 from conhex_zero.agents.game_search import GameSearch
 from conhex_zero.analysis.solver import HexSolver
 from conhex_zero.env.state import State
@@ -82,7 +85,7 @@ def estimates(out, cfg: SearchConfig) -> dict[str, torch.Tensor]:
     legal, prior, logits = t.rows(t.legal, root), t.rows(t.prior, root), t.rows(t.logits, root)
     q = out.q_values
     sigma = rules.sigma_completed_q(n, q * n.clamp(min=1), prior, legal, t.raw_value[:, 0], cfg.c_visit, cfg.c_scale,
-                                    cfg.q_range == "fixed")
+                                    cfg.q_range == "fixed", cfg.q_min_spread)
     improved = rules.masked_softmax(logits + sigma, legal)
     visited = n > 0
     pi_seen = (prior * visited).sum(1)
@@ -99,11 +102,10 @@ def main() -> int:
     ap.add_argument("--game", default="hex-4", choices=sorted(SHIPPED))
     ap.add_argument("--positions", type=int, default=400)
     ap.add_argument("--sims", type=int, nargs="+", default=[16, 32, 64, 128, 256, 512, 1024, 3200])
-    ap.add_argument("--schemes", nargs="+", default=["gumbel", "puct"],
-                    help="gumbel (fixed Q range), gumbel-minmax (mctx's min-max rescaling) or puct")
+    ap.add_argument("--configs", nargs="+", default=["play", "analysis", "analysis-no-mix", "play-no-solver", "mctx",
+                                                      "puct", "analysis-no-tactics"],
+                    help="search settings by name (agents/search_configs.py VARIANTS, -no-tactics suffix allowed)")
     ap.add_argument("--networks", nargs="+", default=["shipped", "uniform"])
-    ap.add_argument("--tactics", nargs="+", default=["on", "off"])
-    ap.add_argument("--solver", nargs="+", default=["on", "off"])
     ap.add_argument("--batch", type=int, default=100, help="positions searched at once")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1)
@@ -122,38 +124,40 @@ def main() -> int:
     results = []
     for network in args.networks:
         evaluator = NetworkEvaluator(model, env) if network == "shipped" else UniformEvaluator(env)
-        for scheme in args.schemes:
-            for tactics in args.tactics:
-                for solve in args.solver:
-                    row = {"network": network, "scheme": scheme, "tactics": tactics, "solver": solve, "sims": {}}
-                    for sims in args.sims:
-                        cfg = SearchConfig(scheme=scheme.split("-")[0], num_simulations=sims, gumbel_scale=0.0,
-                                           q_range="minmax" if scheme.endswith("minmax") else "fixed",
-                                           solver=solve == "on", fpu=1.0 if network == "uniform" and scheme == "puct" else None)
-                        search = GameSearch(env, evaluator, cfg, tactics=tactics == "on")
-                        agree = {k: 0 for k in ("action_q", "root", "policy")}
-                        proven = 0
-                        signs = []  # per position: does the chosen move's value have the solver's sign
-                        tick = time.perf_counter()
-                        for start in range(0, args.positions, args.batch):
-                            idx = torch.arange(start, min(start + args.batch, args.positions))
-                            batch = positions[idx]
-                            out = search.run(batch, rng.make_keys(args.seed + sims, len(idx)))
-                            for k, v in estimates(out, cfg).items():
-                                right = ((v > 0) == truth[idx]).logical_and(v != 0)
-                                agree[k] += int(right.sum())
-                                if k == "action_q":
-                                    signs += right.int().tolist()
-                            proven += int((out.root_proven != 0).sum()) if out.root_proven is not None else 0
-                        row["sims"][sims] = {k: v / args.positions for k, v in agree.items()}
-                        row["sims"][sims]["proven"] = proven / args.positions
-                        row["sims"][sims]["seconds"] = round(time.perf_counter() - tick, 1)
-                        row["sims"][sims]["right"] = "".join(map(str, signs))  # per position, action_q
-                        print(f"{network:<8} {scheme:<6} tactics {tactics:<3} solver {solve:<3} sims {sims:>5}: "
-                              + "  ".join(f"{k} {v:.3f}" for k, v in row["sims"][sims].items()
-                                          if k not in ("seconds", "right"))
-                              + f"  ({row['sims'][sims]['seconds']} s)", flush=True)
-                    results.append(row)
+        for name in args.configs:
+            if name.removesuffix("-no-tactics") not in VARIANTS:
+                raise SystemExit(f"unknown config {name!r}: one of {', '.join(VARIANTS)} (optionally -no-tactics)")
+            tactics = "off" if name.endswith("-no-tactics") else "on"
+            row = {"network": network, "config": name, "settings": VARIANTS[name.removesuffix("-no-tactics")],
+                   "tactics": tactics, "sims": {}}
+            for sims in args.sims:
+                cfg = variant_config(name, sims)
+                if network == "uniform" and cfg.scheme == "puct":
+                    cfg = dataclasses.replace(cfg, fpu=1.0)  # uniform priors: try every move once
+                search = GameSearch(env, evaluator, cfg, tactics=tactics == "on")
+                agree = {k: 0 for k in ("action_q", "root", "policy")}
+                proven = 0
+                signs = []  # per position: does the chosen move's value have the solver's sign
+                tick = time.perf_counter()
+                for start in range(0, args.positions, args.batch):
+                    idx = torch.arange(start, min(start + args.batch, args.positions))
+                    batch = positions[idx]
+                    out = search.run(batch, rng.make_keys(args.seed + sims, len(idx)))
+                    for k, v in estimates(out, cfg).items():
+                        right = ((v > 0) == truth[idx]).logical_and(v != 0)
+                        agree[k] += int(right.sum())
+                        if k == "action_q":
+                            signs += right.int().tolist()
+                    proven += int((out.root_proven != 0).sum()) if out.root_proven is not None else 0
+                row["sims"][sims] = {k: v / args.positions for k, v in agree.items()}
+                row["sims"][sims]["proven"] = proven / args.positions
+                row["sims"][sims]["seconds"] = round(time.perf_counter() - tick, 1)
+                row["sims"][sims]["right"] = "".join(map(str, signs))  # per position, action_q
+                print(f"{network:<8} {name:<20} sims {sims:>5}: "
+                      + "  ".join(f"{k} {v:.3f}" for k, v in row["sims"][sims].items()
+                                  if k not in ("seconds", "right"))
+                      + f"  ({row['sims'][sims]['seconds']} s)", flush=True)
+            results.append(row)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     meta = {"game": args.game, "positions": args.positions, "seed": args.seed, "threads": args.threads,
@@ -177,8 +181,8 @@ def plot(results: list[dict], sims: list[int], path: Path, game: str, positions:
         for row in results:
             if row["network"] != network:
                 continue
-            label = f"{row['scheme']}, tactics {row['tactics']}, solver {row['solver']}"
-            style = "-" if row["solver"] == "on" else "--"
+            label = row["config"]
+            style = "-" if row["config"] in ("play", "analysis") else "--"
             ax.plot(sims, [row["sims"][s]["action_q"] for s in sims], style, marker="o", label=label)
         ax.set_xscale("log")
         ax.set_xlabel("simulations")

@@ -21,6 +21,7 @@ from torch import Tensor
 
 from conhex_zero.agents.evaluators import NetworkEvaluator, RolloutEvaluator, position_keys
 from conhex_zero.agents.game_search import GameSearch
+from conhex_zero.agents.search_configs import play_config
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.nn.checkpoint import load_checkpoint
@@ -108,15 +109,16 @@ def rollout_player(env: VecEnv, simulations: int, seed: int = 0, root_noise: boo
 
 def network_player(env: VecEnv, source: GraphNet | str | Path, simulations: int = DEFAULT_SIMS, seed: int = 0,
                    config: SearchConfig | None = None, name: str | None = None) -> SearchPlayer:
-    """A network with Gumbel search (no root noise unless ``config`` says so), from a model (copied,
-    so later training does not change the player) or a checkpoint file."""
+    """A network with the play search (``search_configs.play_config``: Gumbel, proven values; no root
+    noise unless ``config`` says so), from a model (copied, so later training does not change the
+    player) or a checkpoint file."""
     if isinstance(source, GraphNet):
         model = copy.deepcopy(source).eval()
         name = name or source.name
     else:
         model = load_checkpoint(source, env.device).model
         name = name or str(source)
-    config = config or SearchConfig(scheme="gumbel", num_simulations=simulations, gumbel_scale=0.0)
+    config = config or play_config(simulations)
     gs = GameSearch(env, NetworkEvaluator(model, env), config, tactics=True)
     label = name if isinstance(source, GraphNet) else f"{name}:sims={config.num_simulations}"
     return SearchPlayer(env, gs, label, seed)

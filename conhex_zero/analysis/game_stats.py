@@ -24,11 +24,11 @@ import torch
 
 from conhex_zero.agents.arena import play_match
 from conhex_zero.agents.players import SearchPlayer, network_player, rollout_player
+from conhex_zero.agents.search_configs import play_config
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.games.game import Game, parse_game
 from conhex_zero.nn.checkpoint import Checkpoint
-from conhex_zero.search.mcts import SearchConfig
 
 
 @dataclass
@@ -80,7 +80,7 @@ def noisy_player(env: VecEnv, checkpoint: Checkpoint | None, name: str, sims: in
     checkpoint, rollout MCTS (as ``mcts-rollout:K``) with Dirichlet root noise."""
     if checkpoint is None:
         return rollout_player(env, sims, seed, root_noise=True)
-    config = SearchConfig(scheme="gumbel", num_simulations=sims, gumbel_scale=1.0)
+    config = play_config(sims, gumbel_scale=1.0)
     return network_player(env, checkpoint.model, sims, seed, config=config, name=f"{name}:sims={sims}")
 
 

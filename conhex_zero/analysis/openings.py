@@ -34,6 +34,7 @@ search of 69 x repeats positions. With a small Hex board, ``exact`` adds the sol
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
@@ -41,13 +42,13 @@ import torch
 
 from conhex_zero.agents.evaluators import NetworkEvaluator
 from conhex_zero.agents.game_search import GameSearch
+from conhex_zero.agents.search_configs import analysis_config, variant_config
 from conhex_zero.analysis.solver import HexSolver
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.games.game import Game
 from conhex_zero.nn.checkpoint import Checkpoint
 from conhex_zero.search import rng
-from conhex_zero.search.mcts import SearchConfig
 
 
 @dataclass
@@ -175,8 +176,8 @@ def symmetry_groups(env: VecEnv, state: State, actions: list[int]) -> list[int]:
 
 
 def _search_children(env: VecEnv, evaluator: NetworkEvaluator, batch: State, running: torch.Tensor, M: int,
-                     sims: int, repeats: int, seed: int, on_simulation: Callable[[int], None] | None
-                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                     sims: int, repeats: int, seed: int, on_simulation: Callable[[int], None] | None,
+                     search: str = "analysis") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Search the running children ``batch`` (``repeats`` copies of each) from the opponent's side,
     swap barred: the best reply's value ``[repeats, M]`` (0 for children that end the game), its
     visits ``[M]`` summed over repeats, and the proven results ``[repeats, M]`` (opponent's view)."""
@@ -186,8 +187,9 @@ def _search_children(env: VecEnv, evaluator: NetworkEvaluator, batch: State, run
     if batch is None:
         return values, visits, proven
     R = len(running)
-    config = SearchConfig(scheme="gumbel", num_simulations=sims, gumbel_scale=1.0 if repeats > 1 else 0.0)
-    search = GameSearch(env, evaluator, config, tactics=True)
+    config = (analysis_config(sims, noise=repeats > 1) if search == "analysis" else
+              dataclasses.replace(variant_config(search, sims), gumbel_scale=1.0 if repeats > 1 else 0.0))
+    search = GameSearch(env, evaluator, config, tactics=not search.endswith("-no-tactics"))
     exclude = torch.zeros(batch.batch_size, env.num_actions, dtype=torch.bool, device=env.device)
     exclude[:, env.game.swap_action] = True  # the second player's value *without* swapping
     keys = rng.fold(torch.arange(batch.batch_size, device=env.device) + seed * 1_000_003, 0xA7)
@@ -203,9 +205,12 @@ def _search_children(env: VecEnv, evaluator: NetworkEvaluator, batch: State, run
 def analyse_moves(env: VecEnv, state: State, checkpoint: Checkpoint, checkpoint_name: str = "",
                   sims: int = 200, repeats: int = 2, seed: int = 0, exact: HexSolver | None = None,
                   on_simulation: Callable[[int], None] | None = None,
-                  on_solved: Callable[[int], None] | None = None, compare_sims: int | None = None) -> PositionAnalysis:
+                  on_solved: Callable[[int], None] | None = None, compare_sims: int | None = None,
+                  search: str = "analysis") -> PositionAnalysis:
     """Analyse every legal move of ``state`` (a batch of one running game).
 
+    ``search`` names the search settings (``search_configs.VARIANTS``; the analysis settings by
+    default, others for comparison).
     ``compare_sims`` (default ``sims // 2``; 0: none) is the second effort level of the stability
     check. ``on_simulation(k)`` is called after each search simulation (both efforts, in order),
     ``on_solved(k)`` after the exact solver has settled the k-th move (only with ``exact``)."""
@@ -234,10 +239,11 @@ def analyse_moves(env: VecEnv, state: State, checkpoint: Checkpoint, checkpoint_
     # effort level for the stability check).
     running = torch.nonzero(~children.done).flatten()
     batch = State.cat([children[running]] * repeats) if len(running) else None
-    values, visits, proven = _search_children(env, evaluator, batch, running, M, sims, repeats, seed, on_simulation)
+    values, visits, proven = _search_children(env, evaluator, batch, running, M, sims, repeats, seed, on_simulation,
+                                              search)
     if compare_sims:
         compare, _, compare_proven = _search_children(env, evaluator, batch, running, M, compare_sims, repeats,
-                                                      seed + 7919, on_simulation)
+                                                      seed + 7919, on_simulation, search)
     mover_sign = 2 * same.cpu() - 1  # +1 when the mover is also to move in the child
 
     def win_chance(v: torch.Tensor) -> torch.Tensor:  # [repeats, M] the mover's, exact for ended games

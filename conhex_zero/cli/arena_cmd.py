@@ -7,8 +7,8 @@ import re
 import time
 from pathlib import Path
 
-from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, game_for_players, plural,
-                                    print_json, resolve_device, warn)
+from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, check_arena_arguments,
+                                    game_for_players, plural, print_json, resolve_device, warn)
 PLAYERS_HELP = ("a player: random, mcts-rollout:K (random-rollout MCTS, K simulations), policy:CKPT "
                 "(a checkpoint's raw policy), CKPT or CKPT:sims=N (checkpoint + search), or "
                 "gtp:\"COMMAND\" (an external engine speaking GTP)")
@@ -96,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
     from conhex_zero.ladder.store import Ladder
     from conhex_zero.nn.checkpoint import CheckpointError
 
+    check_arena_arguments(args)
     if args.scoring and (args.games % 2 or (args.until_decided and args.round % 2)):
         raise CliError("--scoring plays pairs: --games (and --round) must be even")
     for flag, value, low in (("--games", args.games, 1), ("--round", args.round, 1),

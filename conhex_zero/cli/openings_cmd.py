@@ -45,6 +45,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--compare-sims", type=int, default=None, metavar="M",
                    help="the stability check's second effort: every opening searched again with M simulations "
                    "(default: half of --sims; 0: no check)")
+    p.add_argument("--search", default="analysis", metavar="NAME",
+                   help="search settings (default: analysis, the settings made to converge; play, mctx, puct and "
+                   "others from conhex_zero/agents/search_configs.py, for comparison)")
     p.add_argument("--after", nargs="+", metavar="MOVE",
                    help="analyse the position after these moves instead of the empty board")
     p.add_argument("--record", metavar="FILE",
@@ -97,6 +100,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.sims < 1 or args.repeats < 1:
         raise CliError("--sims and --repeats must be at least 1")
+    from conhex_zero.agents.search_configs import VARIANTS
+
+    if args.search.removesuffix("-no-tactics") not in VARIANTS:
+        raise CliError(f"--search {args.search!r}: one of {', '.join(VARIANTS)} (optionally with -no-tactics)")
     if args.compare_sims is not None and args.compare_sims < 0:
         raise CliError("--compare-sims must be 0 (no stability check) or more")
     compare = max(1, args.sims // 2) if args.compare_sims is None else args.compare_sims
@@ -144,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         analysis = analyse_moves(env, state, ckpt, args.checkpoint, sims=args.sims, repeats=args.repeats,
                                  seed=args.seed, exact=solver, on_simulation=lambda k: bars["search"].update(1),
-                                 on_solved=solved, compare_sims=compare)
+                                 on_solved=solved, compare_sims=compare, search=args.search)
     finally:
         for bar in bars.values():
             bar.close()

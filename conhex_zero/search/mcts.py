@@ -90,6 +90,16 @@ class SearchConfig:
     q_range: str = "minmax"
     """Gumbel: how completed Q maps to [0, 1] before sigma: 'fixed' ([-1, 1], the values' range) or
     'minmax' (over each node's legal actions, mctx's default; see ``select.py``)."""
+    q_min_spread: float = 0.0
+    """Gumbel, 'minmax': the smallest spread of Q the rescaling divides by. mctx divides by the
+    spread itself (0 here), so Q values within 0.001 of each other become 0 and 1 and the in-tree
+    rule follows noise down one line; a floor (0.1 for play and analysis) keeps noise small."""
+    prior_mix: float = 0.0
+    """Weight of the uniform distribution over the legal actions mixed into the prior of every
+    node below the root (0: the network's prior as it is). Below the root the in-tree rules follow
+    the prior; where the network is blind to a refutation (a prior of 0.001 on the one move that
+    wins) more simulations only deepen the refuted line. A floor keeps every reply within reach, so
+    both sides search with comparable breadth (``benchmarks/bench_convergence.py``)."""
     pv_depth: int = 8
     """Moves of principal variation reported."""
     cuda_graphs: bool = False
@@ -108,6 +118,8 @@ class SearchConfig:
             raise ValueError("max_depth must be at least 1")
         if self.q_range not in ("fixed", "minmax"):
             raise ValueError(f"q_range {self.q_range!r}: expected 'fixed' or 'minmax'")
+        if not 0.0 <= self.prior_mix <= 1.0:
+            raise ValueError(f"prior_mix {self.prior_mix}: expected a weight in [0, 1]")
 
 
 @dataclass
@@ -269,7 +281,8 @@ class _Search:
         n, w, logits, prior, legal = self._gather_rows(flat)
         if cfg.scheme == "gumbel":
             raw = self.tree.raw_value.view(-1).index_select(0, flat)
-            sigma = rules.sigma_completed_q(n, w, prior, legal, raw, cfg.c_visit, cfg.c_scale, cfg.q_range == "fixed")
+            sigma = rules.sigma_completed_q(n, w, prior, legal, raw, cfg.c_visit, cfg.c_scale, cfg.q_range == "fixed",
+                                            cfg.q_min_spread)
             action = rules.gumbel_interior(logits, legal, sigma, n)
         else:
             if cfg.fpu is None:
@@ -286,7 +299,8 @@ class _Search:
         cfg = self.cfg
         n, w, logits, prior, legal = self._gather_rows(self.base)
         raw = self.tree.raw_value[:, 0]
-        sigma = rules.sigma_completed_q(n, w, prior, legal, raw, cfg.c_visit, cfg.c_scale, cfg.q_range == "fixed")
+        sigma = rules.sigma_completed_q(n, w, prior, legal, raw, cfg.c_visit, cfg.c_scale, cfg.q_range == "fixed",
+                                            cfg.q_min_spread)
         m = self.tree.legal[:, 0].sum(1).clamp(max=cfg.max_considered)  # the schedule of all legal actions
         column = self.table.index_select(1, self.sim.view(1))[:, 0]  # [max_considered + 1] this simulation's
         target = column.index_select(0, m)  # [B] visits the next candidate must have
@@ -338,10 +352,15 @@ class _Search:
         rows = self.base + new
         legal = out.legal.bool()
         logits = torch.where(legal, out.logits.float(), NEG)
+        prior = rules.masked_softmax(logits, legal)
+        if self.cfg.prior_mix > 0:  # a floor under every reply's prior (the logits follow it)
+            uniform = legal / legal.sum(1, keepdim=True).clamp(min=1)
+            prior = (1 - self.cfg.prior_mix) * prior + self.cfg.prior_mix * uniform
+            logits = torch.where(legal, prior.clamp(min=1e-30).log(), NEG)
         ended = out.discount == 0
         value = torch.where(ended, torch.zeros_like(out.value), out.value.float())
         t.logits.view(-1, A).index_copy_(0, rows, logits)
-        t.prior.view(-1, A).index_copy_(0, rows, rules.masked_softmax(logits, legal))
+        t.prior.view(-1, A).index_copy_(0, rows, prior)
         t.legal.view(-1, A).index_copy_(0, rows, legal)
         for field, v in ((t.raw_value, value), (t.reward, out.reward.float()), (t.discount, out.discount.float()),
                          (t.parent, parent_flat - self.base), (t.action, action)):
@@ -430,7 +449,7 @@ class _Search:
         if cfg.scheme == "gumbel":
             logits, prior = t.rows(t.logits, root), t.rows(t.prior, root)
             sigma = rules.sigma_completed_q(n, w, prior, selectable, t.raw_value[:, 0], cfg.c_visit, cfg.c_scale,
-                                              cfg.q_range == "fixed")
+                                            cfg.q_range == "fixed", cfg.q_min_spread)
             target = rules.masked_softmax(logits + sigma, selectable)
             score = torch.where(selectable, self.gumbel + logits + sigma, -INF)
             most = torch.where(selectable, n, -1.0).amax(1, keepdim=True)

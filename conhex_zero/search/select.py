@@ -32,10 +32,11 @@ def masked_softmax(logits: Tensor, legal: Tensor) -> Tensor:
 
 
 def sigma_completed_q(n: Tensor, w: Tensor, prior: Tensor, legal: Tensor, raw_value: Tensor,
-                      c_visit: float, c_scale: float, fixed_range: bool = False) -> Tensor:
+                      c_visit: float, c_scale: float, fixed_range: bool = False, min_spread: float = 0.0) -> Tensor:
     """``[R, A]`` sigma(completed Q) from edge visits ``n``, edge value sums ``w``, the prior and
     the node's own value ``raw_value`` ``[R]``; Q in [-1, 1] mapped to [0, 1] (``fixed_range``) or
-    min-max rescaled over the legal actions."""
+    min-max rescaled over the legal actions, dividing by at least ``min_spread`` (so that a spread
+    below it, which is noise, is not blown up to the full scale)."""
     visited = n > 0
     q = w / n.clamp(min=1)
     total = n.sum(1)
@@ -47,7 +48,7 @@ def sigma_completed_q(n: Tensor, w: Tensor, prior: Tensor, legal: Tensor, raw_va
         return (c_visit + n.amax(1, keepdim=True)) * c_scale * (completed + 1) / 2
     lo = torch.where(legal, completed, INF).amin(1, keepdim=True)
     hi = torch.where(legal, completed, -INF).amax(1, keepdim=True)
-    scaled = (completed - lo) / (hi - lo).clamp(min=1e-8)
+    scaled = (completed - lo) / (hi - lo).clamp(min=max(min_spread, 1e-8))
     return (c_visit + n.amax(1, keepdim=True)) * c_scale * scaled
 
 
