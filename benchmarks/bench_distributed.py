@@ -2,6 +2,7 @@
 samples per second for 1 and K processes, measured by the training loop itself.
 
     python benchmarks/bench_distributed.py                          # CPU: 1 process (1 and all threads), 2 processes
+    python benchmarks/bench_distributed.py --publish                # ... and update benchmarks/results/distributed_cpu.json
     python benchmarks/bench_distributed.py --device cuda --procs 1,2,4,8   # GPUs of one host
 
 Each row is a real run (``torchrun --standalone --nproc-per-node K train.py``) of configs/hex5.yaml
@@ -9,10 +10,12 @@ without evaluation; the figures are the medians, over the iterations that traine
 own metrics, which are totals over the ranks: self-play positions (moves searched) per second of
 the slowest rank's self-play phase, and training samples per second summed over the ranks.
 With ``--repeats R`` the rows are measured R times, interleaved, and each row keeps its best run
-(on a shared machine the other tenants only ever slow a run down). Speed-up = throughput / that of
-the first row (one process, one thread on CPU, one GPU);
+(on a shared machine the other tenants only ever slow a run down). Every process of a row runs
+``--threads`` torch threads (default 1; on CPU one more row runs a single process on every core,
+for comparison). Speed-up = throughput / that of the first row (one process, one GPU);
 efficiency = speed-up / the cores (CPU: processes x threads) or GPUs used. Prints a table and
-writes benchmarks/results/distributed_<device>.json.
+writes runs/bench/distributed_<device>-TIME.json; the published
+benchmarks/results/distributed_<device>.json only with --publish (or --out FILE).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from pathlib import Path
 
 import torch
 
+from conhex_zero.bench.output import add_output_arguments, add_threads_option, check_threads, result_path, write_results
 from conhex_zero.bench.timing import cpu_model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,15 +74,18 @@ def main() -> int:
     ap.add_argument("--iterations", type=int, default=8)
     ap.add_argument("--timeout", type=float, default=1800, help="seconds allowed per row")
     ap.add_argument("--repeats", type=int, default=1, help="interleaved rounds; each row keeps its best")
+    add_threads_option(ap)
+    add_output_arguments(ap, "distributed_<device>")
     ap.add_argument("overrides", nargs="*", metavar="key=value", help="more config overrides")
     args = ap.parse_args()
+    check_threads(ap, args.threads)
     cuda = args.device.startswith("cuda")
     procs = [int(p) for p in args.procs.split(",")]
     cores = os.cpu_count() or 1
-    # CPU: every process gets one thread (as torchrun does by default), plus one process using every
-    # core for comparison. GPU: one process per GPU, torch's default threads.
-    settings = [(k, 0 if cuda else 1) for k in procs]
-    if not cuda and cores > 1:
+    # Every process gets --threads threads (default one, as torchrun does), plus, on CPU, one
+    # process using every core for comparison. GPU: one process per GPU.
+    settings = [(k, args.threads) for k in procs]
+    if not cuda and cores > 1 and (1, cores) not in settings:
         settings.insert(1, (1, cores))
     runs: dict[tuple[int, int], list[dict]] = {s: [] for s in settings}
     for round_ in range(args.repeats):
@@ -105,16 +112,13 @@ def main() -> int:
         print(f"{k:>9} {r['threads_per_process']:>7} {r['selfplay_positions_per_s']:>16,.0f} "
               f"{r['selfplay_speedup']:>8.2f} {r['selfplay_efficiency']:>5.2f} {r['train_samples_per_s']:>16,.0f} "
               f"{r['train_speedup']:>8.2f} {r['train_efficiency']:>5.2f}", flush=True)
-    out = ROOT / "benchmarks" / "results" / f"distributed_{'cuda' if cuda else 'cpu'}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out = result_path(args, f"distributed_{'cuda' if cuda else 'cpu'}")
     machine = {"platform": platform.platform(), "python": sys.version.split()[0], "torch": torch.__version__,
                "cpus": cores, "cpu": cpu_model(), "load_average": [round(x, 2) for x in os.getloadavg()],
                "gpu": torch.cuda.get_device_name(0) if cuda and torch.cuda.is_available() else None}
-    out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M"), "machine": machine,
-                               "config": args.config, "iterations": args.iterations, "overrides": args.overrides,
-                               "repeats": args.repeats,
-                               "results": rows}, indent=2) + "\n")
-    print(f"wrote {out}")
+    write_results(out, {"date": time.strftime("%Y-%m-%d %H:%M"), "machine": machine,
+                        "config": args.config, "iterations": args.iterations, "overrides": args.overrides,
+                        "repeats": args.repeats, "threads": args.threads, "results": rows})
     return 0
 
 

@@ -1,10 +1,15 @@
-"""Rules-engine throughput: ConHex and Hex on CPU (1 and 2 torch threads), pgx's Hex as reference.
+"""Rules-engine throughput: ConHex and Hex on CPU (one torch thread unless --threads says more),
+pgx's Hex as reference.
 
-    python benchmarks/bench_env.py                 # CPU matrix, pgx if installed (pip install -e .[bench])
-    python benchmarks/bench_env.py --device cuda   # large batches on a GPU
+    python benchmarks/bench_env.py                        # CPU matrix, pgx if installed (pip install -e .[bench])
+    python benchmarks/bench_env.py --threads 1 2          # the matrix at 1 and at 2 threads
+    python benchmarks/bench_env.py --threads 1 2 --publish  # ... and update benchmarks/results/env_cpu.json
+    python benchmarks/bench_env.py --device cuda          # large batches on a GPU
 
 Every figure is the median of --repeats runs of --seconds each; only steps of games that were still
-running count (finished games are replaced at once). Prints a table and writes JSON results.
+running count (finished games are replaced at once). Prints a table and writes JSON results to
+runs/bench/env_<device>-TIME.json; the published benchmarks/results/env_<device>.json only with
+--publish (or --out FILE).
 """
 
 from __future__ import annotations
@@ -15,12 +20,12 @@ import os
 import platform
 import sys
 import time
-from pathlib import Path
 
 import torch
 
-from conhex_zero.bench.timing import cpu_model
 from conhex_zero.bench.env_bench import bench_env
+from conhex_zero.bench.output import add_output_arguments, add_threads_option, check_threads, result_path, write_results
+from conhex_zero.bench.timing import cpu_model
 from conhex_zero.bench.pgx_bench import bench_pgx_hex, pgx_available
 from conhex_zero.env.allocator import keep_freed_memory
 
@@ -40,10 +45,11 @@ def main() -> int:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--threads", type=int, nargs="*", default=[1, 2], help="CPU thread counts to try")
+    add_threads_option(ap, many=True)
     ap.add_argument("--no-pgx", action="store_true", help="skip the pgx reference")
-    ap.add_argument("--out", default=None, help="JSON file (default: benchmarks/results/env_<device>.json)")
+    add_output_arguments(ap, "env_<device>")
     args = ap.parse_args()
+    check_threads(ap, args.threads)
     tuned = keep_freed_memory()
     results = []
     cuda = args.device.startswith("cuda")
@@ -79,22 +85,20 @@ def main() -> int:
             summary["hex11_vs_pgx"] = round(hex11 / pgx["steps_per_s"], 2)
             summary["hex11_swap_vs_pgx"] = round(hex11_swap / pgx["steps_per_s"], 2)
             summary["pgx_target_3x_met"] = hex11_swap >= 3 * pgx["steps_per_s"]
-        for t in args.threads:
-            summary[f"conhex_4096_threads_{t}"] = round(next(
-                r["steps_per_s"] for r in results if r["game"] == "conhex" and r["batch"] == 4096 and r["threads"] == t))
+        for r in results:
+            if r["game"] == "conhex" and r["batch"] == 4096:
+                summary[f"conhex_4096_threads_{r['threads']}"] = round(r["steps_per_s"])
     else:
         summary["conhex_best_steps_per_s"] = round(max(r["steps_per_s"] for r in results if r["game"] == "conhex"))
         summary["conhex_target_100M_met"] = summary["conhex_best_steps_per_s"] >= 100_000_000
     print(json.dumps(summary, indent=2))
-    out = Path(args.out or Path(__file__).parent / "results" / f"env_{'cuda' if cuda else 'cpu'}.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out = result_path(args, f"env_{'cuda' if cuda else 'cpu'}")
     machine = {"platform": platform.platform(), "python": sys.version.split()[0], "torch": torch.__version__,
-               "cpus": os.cpu_count(), "cpu": cpu_model(), "load_average": [round(x, 2) for x in os.getloadavg()],
+               "cpus": os.cpu_count(), "cpu": cpu_model(), "threads": args.threads, "load_average": [round(x, 2) for x in os.getloadavg()],
                "allocator_tuned": tuned,
                "gpu": torch.cuda.get_device_name(0) if cuda and torch.cuda.is_available() else None}
-    out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M"), "machine": machine,
-                               "summary": summary, "results": results, "pgx": pgx}, indent=2) + "\n")
-    print(f"wrote {out}")
+    write_results(out, {"date": time.strftime("%Y-%m-%d %H:%M"), "machine": machine,
+                        "summary": summary, "results": results, "pgx": pgx})
     return 0
 
 

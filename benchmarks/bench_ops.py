@@ -1,16 +1,20 @@
 """Why the engine avoids some torch ops on CPU: the same result by different ops, timed.
 
-    python benchmarks/bench_ops.py
+    python benchmarks/bench_ops.py [--threads N]
 
-Prints microseconds per call on int8/bool tensors of the engine's shapes (batch 4096 x 69 holes).
+Prints microseconds per call on int8/bool tensors of the engine's shapes (batch 4096 x 69 holes),
+on one torch CPU thread unless --threads says more. Writes nothing.
 """
 
 from __future__ import annotations
 
+import argparse
+import os
 import time
 
 import torch
 
+from conhex_zero.bench.output import add_threads_option, check_threads
 from conhex_zero.env.ops import both, or_bytes, select
 
 
@@ -24,7 +28,11 @@ def timed(fn, n: int = 300) -> float:
 
 
 def main() -> None:
-    torch.set_num_threads(1)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_threads_option(ap)
+    args = ap.parse_args()
+    check_threads(ap, args.threads)
+    torch.set_num_threads(args.threads or os.cpu_count() or 1)
     B, H = 4096, 69
     g = torch.Generator().manual_seed(0)
     a = torch.randint(-1, 2, (B, H), dtype=torch.int8, generator=g)

@@ -41,3 +41,86 @@ def test_bench_env_counts_only_live_steps():
     r = bench_env("hex-4", 32, seconds=0.2, seed=1)
     assert r["live_steps"] == r["batched_steps"] * 32  # finished games are replaced at once
     assert r["steps_per_s"] > 0 and r["games_per_s"] > 0
+
+
+# ------------------------------------------------ where benchmark scripts write, and their threads
+import argparse  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import runpy  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from conhex_zero.bench.output import RESULTS_DIR, RUNS_DIR, result_path  # noqa: E402
+from conhex_zero.bench.timing import PROFILER_NOISE, count_syncs, without_stderr_lines  # noqa: E402
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+SCRIPTS = ("bench_env.py", "bench_search.py", "bench_vs_pgx.py", "bench_distributed.py", "bench_ops.py")
+
+
+def _published() -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(RESULTS_DIR.glob("*.json"))}
+
+
+def _run_script(name: str, argv: list[str], monkeypatch) -> int:
+    main = runpy.run_path(str(BENCHMARKS / name))["main"]
+    monkeypatch.setattr(sys, "argv", [name, *argv])
+    return main()
+
+
+def test_result_path_goes_to_a_run_folder_unless_asked():
+    args = argparse.Namespace(out=None, publish=False)
+    assert result_path(args, "env_cpu", "20260101-120000") == RUNS_DIR / "env_cpu-20260101-120000.json"
+    assert result_path(argparse.Namespace(out=None, publish=True), "env_cpu") == RESULTS_DIR / "env_cpu.json"
+    assert result_path(argparse.Namespace(out="x/y.json", publish=True), "env_cpu") == Path("x/y.json")
+    assert RESULTS_DIR == BENCHMARKS / "results"
+
+
+def test_bench_env_script_leaves_the_published_results_alone(tmp_path, monkeypatch, capsys):
+    before = _published()
+    monkeypatch.chdir(tmp_path)
+    assert _run_script("bench_env.py", ["--seconds", "0.01", "--repeats", "1", "--no-pgx"], monkeypatch) == 0
+    assert _published() == before
+    (written,) = (tmp_path / RUNS_DIR).glob("env_cpu-*.json")
+    data = json.loads(written.read_text())
+    assert {r["threads"] for r in data["results"]} == {1}  # the project's default of one thread
+    assert data["machine"]["threads"] == [1]
+    assert f"wrote {RUNS_DIR}/" in capsys.readouterr().out
+
+
+def test_bench_search_script_takes_threads_and_out(tmp_path, monkeypatch):
+    before = _published()
+    out = tmp_path / "search.json"
+    argv = ["--seconds", "0.01", "--game", "hex-4", "--models", "l1h8", "--batch", "4", "--sims", "4",
+            "--threads", "2", "--out", str(out)]
+    assert _run_script("bench_search.py", argv, monkeypatch) == 0
+    assert _published() == before
+    data = json.loads(out.read_text())
+    assert data["machine"]["threads"] == 2
+    assert data["results"][0]["network"]["threads"] == 2 and data["results"][0]["search"]["threads"] == 2
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_benchmark_script_takes_threads_defaulting_to_one(script, monkeypatch, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        _run_script(script, ["--help"], monkeypatch)
+    assert exit_.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--threads N" in text and "default: 1" in text
+    if script != "bench_ops.py":  # the only one that writes nothing
+        assert "--publish" in text and "runs/bench/" in text
+
+
+def test_profiler_noise_is_dropped_and_other_lines_kept(capfd):
+    with without_stderr_lines(PROFILER_NOISE):
+        os.write(2, b"USDT:2026 profiler_start\nkept line\n")
+        print("python line", file=sys.stderr)
+    err = capfd.readouterr().err
+    assert "USDT" not in err
+    assert "kept line" in err and "python line" in err
+
+
+def test_count_syncs_prints_no_profiler_lines(capfd):
+    x = torch.ones(3)
+    assert count_syncs(lambda: [bool(x.sum() > 0) for _ in range(2)]) >= 2
+    assert "USDT" not in capfd.readouterr().err

@@ -74,12 +74,22 @@ def test_replay_text_and_json(capsys):
     (["rules", "conhex:swapp"], "Did you mean 'swap'"),
     (["bench", "env", "--batch", "0"], "--batch must be at least 1"),
     (["bench", "env", "--device", "tpu"], "unknown device"),
+    (["bench", "search", "--threads", "-1"], "--threads must be from 0 to 4096, not -1"),
+    (["bench", "selfplay", "--threads", "-2"], "--threads must be from 0 to 4096, not -2"),
 ])
 def test_errors_are_one_clear_line(capsys, argv, message):
     code, out, err = run(capsys, *argv)
     assert code == 2
     assert message in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_bench_commands_default_to_one_thread(capsys):
+    code, out, _ = run(capsys, "bench", "env", "--game", "hex-4", "--batch", "8", "--seconds", "0.05")
+    assert code == 0 and "(1 thread):" in out
+    code, out, _ = run(capsys, "bench", "search", "--game", "hex-4", "--model", "l1h8", "--batch", "2", "--sims", "2",
+                       "--seconds", "0.05")
+    assert code == 0 and "(1 thread):" in out
 
 
 def test_bench_env_json(capsys):

@@ -12,6 +12,7 @@ opening pieces on the board the permutation would collide with them, so those ga
 
 from __future__ import annotations
 
+import os
 import time
 from contextlib import contextmanager
 from typing import Iterator
@@ -87,10 +88,10 @@ class PermutationPlayer:
 
 @contextmanager
 def torch_threads(threads: int | None) -> Iterator[None]:
-    """Temporarily set torch's intra-op thread count (None: leave it)."""
+    """Temporarily set torch's intra-op thread count (None: leave it; 0: one per core)."""
     before = torch.get_num_threads()
-    if threads:
-        torch.set_num_threads(threads)
+    if threads is not None:
+        torch.set_num_threads(threads or os.cpu_count() or 1)
     try:
         yield
     finally:

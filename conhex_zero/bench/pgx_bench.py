@@ -25,6 +25,15 @@ SINGLE_THREAD_XLA = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_thr
 ``benchmarks/bench_vs_pgx.py``, which runs pgx in a subprocess for that)."""
 
 
+def xla_flags(threads: int) -> str:
+    """``XLA_FLAGS`` for JAX's CPU backend on ``threads`` threads (0: XLA's default, one per core)."""
+    if threads == 1:
+        return SINGLE_THREAD_XLA
+    if threads == 0:
+        return ""
+    return f"--xla_cpu_multi_thread_eigen=true intra_op_parallelism_threads={threads}"
+
+
 def bench_pgx_hex(batch: int, seconds: float = 3.0, size: int = 11, seed: int = 0) -> dict:
     """Live steps per second of pgx's Hex at ``batch`` on JAX's default device."""
     import jax

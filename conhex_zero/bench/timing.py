@@ -6,13 +6,17 @@ a function under torch's profiler and counts the ops that make the host wait for
 ``aten::_local_scalar_dense`` (``.item()``, ``bool(t)``, ``float(t)``, ``.tolist()``),
 ``aten::nonzero`` and ``aten::is_nonzero``, as ``../shared/tools/count_ops.py`` does. On a CPU they
 cost nothing, but each is a stall on a GPU, so counting them on the CPU shows what a GPU would pay.
+torch's profiler (kineto) writes ``USDT: ... profiler_start`` and ``profiler_stop`` lines to the
+process's standard error, whatever its log level; ``count_syncs`` drops those lines (and only those).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import resource
 import sys
+import tempfile
 import time
 from typing import Callable, Iterator
 
@@ -63,14 +67,45 @@ def profiler_active() -> bool:
     return bool(torch.autograd.profiler._is_profiler_enabled)
 
 
+PROFILER_NOISE = "USDT:"
+"""How the lines kineto writes to standard error at every profiler start and stop begin."""
+
+
+@contextlib.contextmanager
+def without_stderr_lines(prefix: str) -> Iterator[None]:
+    """Inside the block, standard error (the file descriptor, so that C++ writes are caught too)
+    goes to a temporary file; afterwards its lines are written to standard error again, except
+    those that start with ``prefix``. Falls back to doing nothing where descriptor 2 is unusable."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    with tempfile.TemporaryFile() as capture:
+        sys.stderr.flush()
+        os.dup2(capture.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            capture.seek(0)
+            kept = [line for line in capture.read().splitlines(keepends=True)
+                    if not line.startswith(prefix.encode())]
+            if kept:
+                os.write(2, b"".join(kept))
+
+
 def count_syncs(fn: Callable[[], None]) -> int | None:
     """Host-synchronising ops run by ``fn`` (None when a profiler is already active)."""
     if profiler_active():
         return None
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        fn()
+    with without_stderr_lines(PROFILER_NOISE):
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            fn()
     return sum(1 for e in prof.events() if e.name in SYNC_OPS)
 
 

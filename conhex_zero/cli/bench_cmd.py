@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from conhex_zero.cli.common import CliError, print_json, resolve_device
+from conhex_zero.cli.common import (MAX_THREADS, CliError, add_threads_argument, check_range, plural, print_json,
+                                    resolve_device)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -22,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     env.add_argument("--batch", type=int, default=4096, help="games played at once (default: 4096)")
     env.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     env.add_argument("--seconds", type=float, default=3.0, help="measuring time (default: 3)")
-    env.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: 1)")
+    add_threads_argument(env)
     env.add_argument("--seed", type=int, default=0)
     env.add_argument("--json", action="store_true", help="print the result as JSON")
     env.set_defaults(run=run_env)
@@ -41,7 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         sp.add_argument("--batch", type=int, default=batch, help=f"positions at once (default: {batch})")
         sp.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
         sp.add_argument("--seconds", type=float, default=3.0, help="measuring time (default: 3)")
-        sp.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: 1)")
+        add_threads_argument(sp)
         sp.add_argument("--json", action="store_true", help="print the result as JSON")
     net.add_argument("--compile", action="store_true", help="run the model through torch.compile")
     search.add_argument("--sims", type=int, default=64, help="simulations per search (default: 64)")
@@ -60,16 +61,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "built-in defaults)")
     sp.add_argument("--device", help="cpu or cuda (default: the config's)")
     sp.add_argument("--seconds", type=float, default=10.0, help="measuring time (default: 10)")
-    sp.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: the config's)")
+    sp.add_argument("--threads", type=int, default=None, metavar="N",
+                    help="torch CPU threads (default: the config's 'threads', which is 1 unless the config says "
+                    "otherwise; 0: one per core)")
     sp.add_argument("--json", action="store_true", help="print the result as JSON")
     sp.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. selfplay.games=1024")
     sp.set_defaults(run=run_selfplay)
     p.set_defaults(run=lambda args: (p.print_help(), 2)[1])
 
 
+def _check_threads(args: argparse.Namespace) -> None:
+    if args.threads is not None:
+        check_range("--threads", args.threads, 0, MAX_THREADS)
+
+
 def _common(args: argparse.Namespace) -> str:
     from conhex_zero.nn.model import ModelConfig
 
+    _check_threads(args)
     if args.batch < 1:
         raise CliError("--batch must be at least 1")
     if args.seconds <= 0:
@@ -90,7 +99,7 @@ def run_net(args: argparse.Namespace) -> int:
         print_json(r)
     else:
         print(f"{r['model']} ({r['parameters']:,} parameters) on {r['game']}, batch {r['batch']}, "
-              f"{r['device']} ({r['threads']} threads, {r['dtype']}{', compiled' if r['compiled'] else ''}): "
+              f"{r['device']} ({plural(r['threads'], 'thread')}, {r['dtype']}{', compiled' if r['compiled'] else ''}): "
               f"{r['evals_per_s']:,.0f} evaluations/s (encoder apart: {r['encodings_per_s']:,.0f} positions/s)")
     return 0
 
@@ -106,8 +115,8 @@ def run_search(args: argparse.Namespace) -> int:
         print_json(r)
     else:
         print(f"{r['scheme']} search, {r['simulations']} simulations, {r['model']} on {r['game']}, batch {r['batch']}, "
-              f"{r['device']}: {r['sims_per_s']:,.0f} simulations/s, {r['positions_per_s']:,.1f} positions/s, "
-              f"network {100 * r['network_fraction']:.0f}% of the time")
+              f"{r['device']} ({plural(r['threads'], 'thread')}): {r['sims_per_s']:,.0f} simulations/s, "
+              f"{r['positions_per_s']:,.1f} positions/s, network {100 * r['network_fraction']:.0f}% of the time")
     return 0
 
 
@@ -118,8 +127,7 @@ def run_env(args: argparse.Namespace) -> int:
         raise CliError("--batch must be at least 1")
     if args.seconds <= 0:
         raise CliError("--seconds must be positive")
-    if args.threads is not None and args.threads < 1:
-        raise CliError("--threads must be at least 1")
+    _check_threads(args)
     device = resolve_device(args.device)
     result = bench_env(args.game, args.batch, device=str(device), seconds=args.seconds,
                        threads=args.threads, seed=args.seed)
@@ -127,7 +135,7 @@ def run_env(args: argparse.Namespace) -> int:
         print_json(result)
     else:
         print(f"{result['game']} batch {result['batch']} on {result['device']} "
-              f"({result['threads']} threads): {result['steps_per_s']:,.0f} steps/s, "
+               f"({plural(result['threads'], 'thread')}): {result['steps_per_s']:,.0f} steps/s, "
               f"{result['games_per_s']:,.0f} games/s")
     return 0
 
@@ -138,8 +146,7 @@ def run_selfplay(args: argparse.Namespace) -> int:
 
     if args.seconds <= 0:
         raise CliError("--seconds must be positive")
-    if args.threads is not None and args.threads < 1:
-        raise CliError("--threads must be at least 1")
+    _check_threads(args)
     overrides = list(args.overrides)
     if args.device:
         overrides.append(f"device={resolve_device(args.device)}")
@@ -148,7 +155,7 @@ def run_selfplay(args: argparse.Namespace) -> int:
     except ConfigError as err:
         raise CliError(str(err)) from None
     resolve_device(config.device)
-    threads = args.threads if args.threads is not None else (config.threads or None)
+    threads = args.threads if args.threads is not None else config.threads
     r = bench_selfplay(config, args.seconds, threads=threads)
     r["config"] = args.config
     if args.json:
@@ -156,7 +163,7 @@ def run_selfplay(args: argparse.Namespace) -> int:
     else:
         syncs = "not counted (a profiler is running)" if r["syncs_per_step"] is None else f"{r['syncs_per_step']:.2f}"
         print(f"self-play of {args.config or 'the default config'}: {r['game']}, {r['model']}, {r['games']} games, "
-              f"{r['device']} ({r['threads']} threads)\n"
+              f"{r['device']} ({plural(r['threads'], 'thread')})\n"
               f"  {r['positions_per_s']:,.0f} positions/s, {r['simulations_per_s']:,.0f} simulations/s, "
               f"{r['recorded_per_s']:,.0f} recorded/s over {r['steps']} steps in {r['seconds']:.1f} s\n"
               f"  network {100 * r['network_fraction']:.0f}% of the time; host syncs per step {syncs}; "
