@@ -175,7 +175,10 @@ def test_review_losses_are_never_negative(capsys):
     data = json.loads(out)
     assert code == 0 and all(m["loss"] >= 0 for m in data["moves"])
     code, out, _ = run(capsys, "replay", "hex-4", *moves, "--analyse", "mcts-rollout:16")
-    assert code == 0 and " -" not in "".join(line[-6:] for line in out.splitlines()[-12:] if line[:4].strip().isdigit())
+    lines = out.splitlines()
+    loss_end = next(line for line in lines if line.startswith(" ply")).index("loss") + len("loss")
+    rows = [line for line in lines[-12:] if line[:4].strip().isdigit()]
+    assert code == 0 and len(rows) == 6 and " -" not in "".join(line[loss_end - 6:loss_end] for line in rows)
 
 
 def test_hex_without_swap_does_not_suggest_swap(capsys):

@@ -244,7 +244,53 @@ def test_review_with_rollouts_is_batched_and_deterministic():
     assert all(0.0 <= m.value_before <= 100.0 for m in one.moves)
     data = one.to_json()
     assert set(data["moves"][0]) == {"ply", "move", "notation", "player", "value_before", "value_after",
-                                     "best_move", "loss"}
+                                     "best_move", "loss", "best_value_after", "mistake"}
+
+
+def _swing(m) -> float:
+    """The mover's win percent before a move minus after the AI's preferred move."""
+    return (m.value_before - m.best_value_after) * (1 if m.player == 0 else -1)
+
+
+def test_review_lists_a_blunder_beyond_the_search_noise():
+    review = review_game("hex-5", BLUNDER_GAME, str(CHECKPOINT), simulations=8, seed=0)
+    swings = [_swing(m) for m in review.moves]
+    assert review.noise == pytest.approx((sum(x * x for x in swings) / len(swings)) ** 0.5)
+    assert review.threshold == pytest.approx(2 * review.noise) and 0 < review.threshold < 50
+    assert [m.ply for m in review.mistakes] == sorted((m.ply for m in review.moves if m.loss > review.threshold),
+                                                       key=lambda p: -review.moves[p - 1].loss)[:3]
+    assert all(m.mistake == (m.loss > review.threshold) for m in review.moves)
+    blunder = review.moves[8]
+    assert blunder.mistake and review.mistakes[0] is blunder and blunder.best_value_after > 99
+    for m in review.moves:
+        if m.best_move == m.move:  # the AI's preferred move: never a loss, never a mistake
+            assert m.loss == 0.0 and not m.mistake and m.best_value_after == m.value_after
+    data = review.to_json()
+    assert data["threshold"] == round(review.threshold, 2) and data["noise_multiple"] == 2.0
+    assert data["mistakes"][0]["ply"] == 9 and data["mistakes"][0]["mistake"] is True
+    text = format_review(review)
+    assert f"a mistake loses over {review.threshold:.1f} points" in text
+    assert "   9  X a1         100.0     0.0  e3       100.0          100.0  mistake" in text
+
+
+@pytest.mark.parametrize("spec, player", [("hex-5", f"{CHECKPOINT}:sims=8"), ("hex-4", "mcts-rollout:16")])
+def test_review_never_lists_the_ai_preferred_moves(spec, player):
+    """A game in which every move is the reviewing AI's own choice has no mistake, however much its
+    values swing from ply to ply."""
+    env = VecEnv(spec)
+    ai = make_player(player, env, seed=3)
+    state, moves = env.initial_state(1), []
+    while not bool(state.done[0]):
+        action = ai.act(state)
+        moves.append(env.game.action_name(int(action[0])))
+        state = env.step(state, action)
+    review = review_game(spec, moves, player, seed=3)
+    assert [m.best_move for m in review.moves] == moves
+    assert all(m.loss == 0.0 and not m.mistake for m in review.moves) and review.mistakes == []
+    # values do swing after the AI's own moves: measured as before minus after, its preferred moves
+    # would have lost points (the old review listed them as mistakes)
+    assert any(_swing(m) > 0 for m in review.moves)
+    assert "biggest mistakes: none (a mistake loses over" in format_review(review)
 
 
 def test_replay_analyse_command(capsys):
@@ -252,6 +298,8 @@ def test_replay_analyse_command(capsys):
     data = json.loads(out)
     assert code == 0 and data["game"] == "hex-5" and len(data["moves"]) == 10
     assert data["mistakes"][0]["ply"] == 9 and data["mistakes"][0]["best_move"] == "e3"
+    assert data["threshold"] == pytest.approx(2 * data["noise"], abs=0.02)  # both rounded to 0.01
+    assert data["mistakes"][0]["loss"] > data["threshold"]
     code, out, _ = run(capsys, "replay", "--record", FIXTURES / "lg-hex-1804563.hsgf", "--analyse", "mcts-rollout:4")
     assert code == 0 and "review of a hex-11:swap game, by mcts-rollout:4" in out
     assert "   1  X a4    ad" in out  # our name beside Little Golem's

@@ -31,13 +31,19 @@ converted to ours), Little Golem Hex (two-letter points), Hex SGF (GM[11]: HexGu
 A game that ends by connection must be won by its recorded winner; a resigned or unfinished game
 ends on a running position.
 
---analyse PLAYER searches every position of the game in one batch and prints, for each move, X's
-win chance (X moves first) before and after it, the move the AI preferred, and the mover's loss
-(win percent given away, never negative: 0 when the move lost nothing); then the biggest mistakes.
+--analyse PLAYER searches every position of the game in one batch, and the position after the AI's
+preferred move wherever another move was played, and prints, for each move, X's win chance (X moves
+first) before and after it, the move the AI preferred, the mover's loss (win percent given away,
+never negative: 0 when the move lost nothing, and 0 for the AI's preferred move) and X's win chance
+after the AI's move; then the biggest mistakes. A search's values swing from ply to ply even after
+its own preferred move, so a loss is a mistake only when it exceeds the threshold: twice the
+search's noise, the root mean square of those swings over the game (the swing of a move: the
+mover's win percent before it minus after the AI's preferred move).
 With --json it prints
-  {"game", "player", "simulations", "seed", "start_value", "winner", "record",
-   "moves": [{"ply", "move", "notation", "player", "value_before", "value_after", "best_move",
-              "loss"}], "mistakes": [the same objects, biggest loss first]}
+  {"game", "player", "simulations", "seed", "start_value", "winner", "record", "noise", "threshold",
+   "noise_multiple", "moves": [{"ply", "move", "notation", "player", "value_before", "value_after",
+   "best_move", "loss", "best_value_after", "mistake"}], "mistakes": [the moves whose loss exceeds
+   the threshold, biggest loss first]}
 (values in percent for X, player 0 = X; "move" is our hole name, "notation" the record's own).
 
 plies: a position's ply is the number of moves played to reach it (the swap and random opening
