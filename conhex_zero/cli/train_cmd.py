@@ -52,11 +52,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from conhex_zero.train import distributed
     from conhex_zero.train.config import ConfigError, load_config
+    from conhex_zero.train.interrupt import TrainingInterrupted, handle_sigint
     from conhex_zero.train.loop import TrainingDiverged, train
     from conhex_zero.train.resume_config import resume_base
     from conhex_zero.train.run_dir import RunDir, TrainStateError
     from conhex_zero.train.run_lock import RunInUseError, RunLock
 
+    handle_sigint()  # Ctrl-C and kill -INT stop the run, also when it was started in the background
     overrides = list(args.overrides)
     if args.threads is not None:
         overrides.append(f"threads={args.threads}")
@@ -112,10 +114,9 @@ def run(args: argparse.Namespace) -> int:
         result = train(config, path, resume=bool(args.resume), progress=not args.quiet, stop_after=args.stop_after)
     except (TrainStateError, TrainingDiverged, RunInUseError) as err:
         raise CliError(str(err)) from None
-    except KeyboardInterrupt:
+    except TrainingInterrupted as stop:
         if ctx.is_main:
-            print(f"\ninterrupted: the last checkpoint is kept; continue with: conhex-zero train --resume {path}",
-                  file=sys.stderr)
+            print(f"\nconhex-zero train: {stop.message()}", file=sys.stderr, flush=True)
         return 130
     distributed.teardown()
     if ctx.is_main:

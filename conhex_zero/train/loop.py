@@ -37,12 +37,21 @@ from conhex_zero.train import distributed
 from conhex_zero.train.config import ReplayConfig, TrainConfig
 from conhex_zero.train.distributed import Context
 from conhex_zero.train.evaluate import evaluate
+from conhex_zero.train.interrupt import TrainingInterrupted
 from conhex_zero.train.learner import Learner
 from conhex_zero.train.replay import ReplayBuffer
 from conhex_zero.train.run_dir import RunDir, TrainStateError
 from conhex_zero.train.run_lock import RunInUseError, RunLock
 from conhex_zero.train.selfplay import SelfPlay
 from conhex_zero.train.state_check import check_config, check_local, check_shared
+
+
+@dataclass
+class _Where:
+    """How far the run got, for ``TrainingInterrupted``: the last iteration begun, finished, saved."""
+    iteration: int | None = None
+    completed: int | None = None
+    saved: int | None = None
 
 
 @dataclass
@@ -194,8 +203,12 @@ def train(config: TrainConfig, run_dir: str | Path, resume: bool = False, progre
     created = distributed.launched() and not distributed.initialized()
     ctx = distributed.setup(config.device, config.dist.timeout_s, config.dist.wait_timeout_s)
     lock = _take_run(RunDir(run_dir), ctx, log)
+    where = _Where()
     try:
-        result = _train(ctx, config, run_dir, resume, progress, log, stop_after)
+        result = _train(ctx, config, run_dir, resume, progress, log, stop_after, where)
+    except KeyboardInterrupt:  # Ctrl-C, kill -INT: say where a resume continues
+        raise TrainingInterrupted(RunDir(run_dir).path, where.iteration, where.completed, where.saved,
+                                  config.eval.every, config.iterations, resuming=resume) from None
     finally:
         if lock is not None:
             lock.release()
@@ -223,7 +236,7 @@ def _take_run(run: RunDir, ctx: Context, log) -> RunLock | None:
 
 
 def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool, progress: bool, log,
-           stop_after: int | None) -> TrainResult:
+           stop_after: int | None, where: _Where) -> TrainResult:
     main = ctx.is_main
     if not main:  # rank 0 alone reports
         progress, log = False, _silent
@@ -303,7 +316,9 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
     started = time.perf_counter()
     metrics: dict = {}
     iteration = start_iteration
+    where.iteration = where.completed = where.saved = start_iteration or None
     for iteration in range(start_iteration + 1, config.iterations + 1):
+        where.iteration = iteration
         target = config.selfplay.positions_per_iteration
         with tqdm(total=target, desc=f"iter {iteration} self-play", unit="pos", disable=not progress,
                   leave=False) as bar:
@@ -381,12 +396,14 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
                     state["rng"] = _rng_states()
                 state["threads"] = torch.get_num_threads()
                 run.save_state(state)  # commits the iteration; only now may older files go
+                where.saved = iteration
                 run.prune_checkpoints(config.keep_checkpoints, protect=(saved_path, best_path))
                 run.remove_shards(iteration if ctx.enabled else None)
                 previous = (name, copy.deepcopy(model))
         elif main:
             metrics["time/minutes"] = minutes
             run.log(metrics, step=iteration)
+        where.completed = iteration
         log(_summary(iteration, config.iterations, metrics, minutes))
         if out_of_time:
             log(f"stopping: max_minutes={config.max_minutes} reached")
