@@ -188,3 +188,53 @@ def test_hex_without_swap_does_not_suggest_swap(capsys):
     assert code == 2 and "(holes are named like a1 .. e5, or 'swap')" in err
     code, _, err = run(capsys, "replay", "conhex", "Z9")
     assert code == 2 and "or 'swap')" in err
+
+
+FAST_HELP = """
+import contextlib, io, sys
+from conhex_zero.cli.main import COMMANDS, build_parser, main
+parser = build_parser()
+commands = [action for action in parser._subparsers._group_actions[0].choices]
+for argv in [["--help"], *[[c, "--help"] for c in commands], ["bench", "env", "--help"], ["arena"],
+             ["replay", "--index", "x"], ["train", "--stop-after"], ["nosuch"]]:
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            main(argv)
+        except SystemExit:
+            pass
+print(len(commands), sorted(m for m in ("torch", "numpy", "tqdm") if m in sys.modules))
+"""
+
+
+def test_help_and_option_errors_do_not_import_torch():
+    """--help, every command's --help and argparse's errors answer without importing torch (seconds
+    of CPU): the command modules import their heavy modules inside run()."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", FAST_HELP], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    count, imported = out.stdout.split(" ", 1)
+    assert int(count) >= 13 and imported.strip() == "[]"
+
+
+BROKEN_PIPE = """
+import io, sys
+from conhex_zero.cli.main import main
+
+class Closed(io.TextIOWrapper):
+    def write(self, text):
+        raise BrokenPipeError(32, "Broken pipe")  # the reader (head & co.) has gone
+
+sys.stdout = Closed(io.BytesIO())
+sys.stdout.fileno = lambda: 1
+sys.exit(main(["rules", "hex-3"]))
+"""
+
+
+def test_output_piped_into_a_reader_that_stops_ends_quietly():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", BROKEN_PIPE], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stderr == ""

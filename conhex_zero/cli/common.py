@@ -1,5 +1,6 @@
 """Helpers shared by the command-line modules: errors, devices, JSON output, checks of numbers and
-output paths made before any work starts."""
+output paths made before any work starts. Nothing here imports torch until it is needed, so that
+``--help`` and option errors answer at once (importing torch costs seconds of CPU)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-import torch
+if TYPE_CHECKING:  # torch is imported where it is used: --help and option errors stay fast
+    import torch
 
 
 class CliError(Exception):
@@ -51,8 +53,10 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return "\n".join(out)
 
 
-def resolve_device(name: str) -> torch.device:
+def resolve_device(name: str) -> "torch.device":
     """A torch device from ``cpu``, ``cuda``, ``cuda:N``; a clear error when it is not available."""
+    import torch
+
     try:
         device = torch.device(name)
     except RuntimeError:
@@ -150,6 +154,8 @@ def torch_threads(threads: int | None) -> Iterator[None]:
         raise CliError("--threads must be 0 (one per core) or more")
     if threads > MAX_THREADS:
         raise CliError(f"--threads must be at most {MAX_THREADS}")
+    import torch
+
     before = torch.get_num_threads()
     torch.set_num_threads(threads or os.cpu_count() or 1)
     try:

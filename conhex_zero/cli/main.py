@@ -1,6 +1,8 @@
 """``conhex-zero``: the one command-line entry point. Each subcommand lives in its own module with
 ``add_parser(subparsers)`` and ``run(args) -> int``; this module only wires them up and turns
 expected errors (bad game specs, bad moves, bad options) into one clear line and exit code 2.
+Building the parser imports no torch (the command modules import their heavy modules inside their
+``run``), so ``--help`` and option errors answer at once.
 """
 
 from __future__ import annotations
@@ -14,10 +16,7 @@ from typing import Sequence
 from conhex_zero import __version__
 from conhex_zero.cli import (arena_cmd, average_cmd, bench_cmd, curve_cmd, gtp_cmd, ladder_cmd, openings_cmd, play_cmd,
                              replay_cmd, report_cmd, rules_cmd, serve_cmd, train_cmd)
-from conhex_zero.cli.common import CliError, torch_threads, HelpFormatter
-from conhex_zero.env.allocator import keep_freed_memory
-from conhex_zero.env.notation import IllegalMoveError
-from conhex_zero.games.game import GameSpecError, MoveError
+from conhex_zero.cli.common import CliError, HelpFormatter, torch_threads
 
 COMMANDS = (train_cmd, average_cmd, arena_cmd, ladder_cmd, curve_cmd, rules_cmd, replay_cmd, openings_cmd, report_cmd,
             play_cmd, gtp_cmd, serve_cmd, bench_cmd)
@@ -50,27 +49,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_command(args.command, args.run, args)
 
 
-def run_command(name: str, fn, args: argparse.Namespace) -> int:
-    """Run a command; expected errors become one line on stderr and exit code 2: bad options, game
-    specs and moves, files that are not what they should be (checkpoints, records, JSON lines), and
-    writes that fail (a full disk names its mount point)."""
+def expected_errors() -> tuple[type[Exception], ...]:
+    """The errors a user can cause, reported in one line (imported when an error is caught, so that
+    a command that fails before it needs torch never imports it)."""
     from conhex_zero.agents.players import PlayerSpecError
     from conhex_zero.disk import DiskFullError, WriteError
+    from conhex_zero.env.notation import IllegalMoveError
+    from conhex_zero.games.game import GameSpecError, MoveError
     from conhex_zero.jsonl import JsonlError
     from conhex_zero.nn.checkpoint import CheckpointError
     from conhex_zero.records.model import RecordError
     from conhex_zero.train.config import ConfigError
+
+    return (CliError, GameSpecError, MoveError, IllegalMoveError, ConfigError, CheckpointError, PlayerSpecError,
+            RecordError, JsonlError, DiskFullError, WriteError)
+
+
+def run_command(name: str, fn, args: argparse.Namespace) -> int:
+    """Run a command; expected errors become one line on stderr and exit code 2: bad options, game
+    specs and moves, files that are not what they should be (checkpoints, records, JSON lines), and
+    writes that fail (a full disk names its mount point)."""
+    from conhex_zero.env.allocator import keep_freed_memory
 
     keep_freed_memory()
     threads = getattr(args, "threads", None) if name not in ("train", "bench") else None
     try:
         with torch_threads(threads):
             return int(fn(args) or 0)
-    except (CliError, GameSpecError, MoveError, IllegalMoveError, ConfigError, CheckpointError, PlayerSpecError,
-            RecordError, JsonlError, DiskFullError, WriteError) as err:
+    except CliError as err:
         print(f"conhex-zero {name}: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into head & co.: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as err:
+        if isinstance(err, expected_errors()):  # DiskFullError and WriteError are OSErrors with a message
+            print(f"conhex-zero {name}: error: {err}", file=sys.stderr)
+            return 2
         if err.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
         from conhex_zero.disk import no_space
@@ -80,9 +95,11 @@ def run_command(name: str, fn, args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(f"conhex-zero {name}: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # output piped into head & co.: stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+    except Exception as err:
+        if not isinstance(err, expected_errors()):
+            raise
+        print(f"conhex-zero {name}: error: {err}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

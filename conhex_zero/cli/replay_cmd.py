@@ -11,11 +11,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, load_record, print_json,
                                     resolve_device, use_color)
-from conhex_zero.env.notation import play_moves, render_state, split_moves, summarize
-from conhex_zero.env.vec_env import VecEnv
-from conhex_zero.play.session import position_line
+
+if TYPE_CHECKING:  # imported in run(): --help stays fast
+    from conhex_zero.env.vec_env import VecEnv
 
 EPILOG = """\
 examples:
@@ -105,6 +107,10 @@ def _record_json(record) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    from conhex_zero.env.notation import play_moves, render_state, split_moves, summarize
+    from conhex_zero.env.vec_env import VecEnv
+    from conhex_zero.play.session import position_line
+
     record = None
     if args.record:
         if args.game or args.moves:
@@ -152,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_sgf(args: argparse.Namespace, env: VecEnv, names: list[str], record) -> str:
+def _write_sgf(args: argparse.Namespace, env: "VecEnv", names: list[str], record) -> str:
     from conhex_zero.records import RecordError, record_from_moves, write_sgf
 
     try:
@@ -173,6 +179,7 @@ def _write_sgf(args: argparse.Namespace, env: VecEnv, names: list[str], record) 
 def _review(args: argparse.Namespace, names: list[str], record):
     from conhex_zero.agents.players import PlayerSpecError
     from conhex_zero.nn.checkpoint import CheckpointError
+    from conhex_zero.env.vec_env import VecEnv
     from conhex_zero.records.review import review_game
 
     if args.sims is not None and args.sims < 1:

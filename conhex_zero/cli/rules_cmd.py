@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from conhex_zero.cli.common import HelpFormatter, print_json, use_color
-from conhex_zero.games.board import PLAYER_SIDES, SIDE_NAMES
-from conhex_zero.games.game import Game, parse_game
-from conhex_zero.games.render import PLAYER_NAMES, render_board
+
+if TYPE_CHECKING:  # the game modules are imported where used: --help stays fast
+    from conhex_zero.games.game import Game
 
 SPEC_HELP = """\
 GAME is a spec string: NAME[:OPTION,...] with NAME conhex, hex (= hex-11) or hex-N (N = 2..19).
@@ -46,6 +47,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def board_json(game: Game) -> dict:
+    from conhex_zero.games.board import PLAYER_SIDES, SIDE_NAMES
+    from conhex_zero.games.render import PLAYER_NAMES
+
     b = game.board
     names = b.hole_names
     return {
@@ -65,6 +69,9 @@ def board_json(game: Game) -> dict:
 
 
 def describe(game: Game) -> str:
+    from conhex_zero.games.board import PLAYER_SIDES, SIDE_NAMES
+    from conhex_zero.games.render import PLAYER_NAMES
+
     b = game.board
     lines = [f"{game.spec}: {b.num_holes} holes, {b.num_cells} cells, "
              f"{len(b.adjacency)} adjacent cell pairs"]
@@ -91,6 +98,9 @@ def describe(game: Game) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from conhex_zero.games.game import parse_game
+    from conhex_zero.games.render import render_board
+
     game = parse_game(args.game)
     if args.json:
         print_json(board_json(game))

@@ -17,7 +17,7 @@ from conhex_zero.cli.play_cmd import PLAYER_HELP
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from conhex_zero.play.server import DEFAULT_PORT
+    from conhex_zero.play import DEFAULT_PORT
 
     p = sub.add_parser(
         "serve", help="play against the AI in a web browser (a page on localhost)",
