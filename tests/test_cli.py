@@ -183,9 +183,9 @@ def test_review_losses_are_never_negative(capsys):
 
 def test_hex_without_swap_does_not_suggest_swap(capsys):
     code, _, err = run(capsys, "replay", "hex-5", "z9")
-    assert code == 2 and "'z9' is not a move in hex-5 (holes are named like a1 .. e5)" in err and "swap" not in err
+    assert code == 2 and "'z9' is not a move in hex-5 (cells are named like a1 .. e5)" in err and "swap" not in err
     code, _, err = run(capsys, "replay", "hex-5:swap", "z9")
-    assert code == 2 and "(holes are named like a1 .. e5, or 'swap')" in err
+    assert code == 2 and "(cells are named like a1 .. e5, or 'swap')" in err
     code, _, err = run(capsys, "replay", "conhex", "Z9")
     assert code == 2 and "or 'swap')" in err
 

@@ -41,7 +41,7 @@ def test_options_round_trip(spec, canonical):
     ("hex-5:forbid", "needs a whole number"),
     ("hex-5:forbid=-1", "needs a whole number"),
     ("hex-5:forbid=0", "at least 1"),
-    ("hex-5:forbid=3", "bans no hole"),
+    ("hex-5:forbid=3", "bans no cell"),
     ("hex-3:random=5", "would fill"),
     ("conhex:extra-stone", "choose one"),
     ("hex-5:swap,noswap", "given twice"),
@@ -84,3 +84,46 @@ def test_move_names():
         g.action_name(70)
     h = parse_game("hex-11")
     assert h.parse_move("k11") == 120 and h.num_actions == 122
+
+
+@pytest.mark.parametrize("spec, typed, suggested", [
+    ("conhex", "Z9", "nearby holes: J9"),  # no column Z: the nearest hole of row 9
+    ("conhex", "f7x", "nearby holes: F7"),  # a character too many
+    ("conhex", "F6F", "nearby holes: F6"),
+    ("conhex", "6f", "nearby holes: F6"),  # two characters exchanged
+    ("conhex", "ff6", "nearby holes: F6"),
+    ("conhex", "E5", "nearby holes: D5, E4, E6, F5"),  # no hole E5: its neighbours on the board
+    ("hex-11", "Z9", "nearby cells: k9"),
+    ("hex-11", "f7x", "nearby cells: f7"),
+    ("hex-11", "F6F", "nearby cells: f6"),
+    ("hex-3", "d4", "nearby cells: c3"),
+])
+def test_typos_near_a_name_get_the_nearest_names(spec, typed, suggested):
+    with pytest.raises(MoveError) as err:
+        parse_game(spec).parse_move(typed)
+    assert str(err.value).endswith(suggested)
+
+
+@pytest.mark.parametrize("typed", ["hello", "x", "help", "12345", "a", "swapp"])
+def test_texts_far_from_every_name_get_no_suggestion(typed):
+    with pytest.raises(MoveError) as err:
+        parse_game("conhex").parse_move(typed)
+    assert "nearby" not in str(err.value)
+
+
+def test_hex_messages_say_cell_and_conhex_messages_say_hole():
+    from conhex_zero.env.notation import play_moves
+    from conhex_zero.env.vec_env import VecEnv
+
+    with pytest.raises(MoveError, match=r"\(cells are named like a1 .. e5\)"):
+        parse_game("hex-5").parse_move("q")
+    with pytest.raises(MoveError, match=r"\(holes are named like A1 .. "):
+        parse_game("conhex").parse_move("q")
+    for spec, move, word in (("hex-5", "c3", "cell"), ("conhex", "F6", "hole")):
+        env = VecEnv(spec)
+        state = play_moves(env, [move])
+        assert env.why_illegal(state, 0, env.game.parse_move(move)) == f"{move}: the {word} is already taken"
+    with pytest.raises(GameSpecError, match="would fill 18 of the 25 cells of hex-5"):
+        parse_game("hex-5:random=9")
+    with pytest.raises(GameSpecError, match="bans no hole on conhex"):
+        parse_game("conhex:forbid=9")

@@ -42,7 +42,7 @@ def test_a_transcript_line_by_line():
         ("known_command fly", "= false"),
         ("boardsize 3", "= "),
         ("play b b2", "= "),
-        ("play w b2", "? illegal move: b2: the hole is already taken"),
+        ("play w b2", "? illegal move: b2: the cell is already taken"),
         ("play b a1", "? out of turn: w is to move"),
         ("play w c1", "= "),
         ("play black a1", "= "),

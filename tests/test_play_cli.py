@@ -35,8 +35,8 @@ def test_a_scripted_game_against_random_to_the_end(monkeypatch, capsys):
     assert "You win!" in out and "random (O) wins." not in out
     assert f"{'XO'[winner]} wins ({['top-bottom', 'left-right'][winner]} connected) after {len(moves)} plies" in out
     assert out.count("random (O) plays") == len(moves) // 2
-    assert "illegal move: b2: the hole is already taken" in out
-    assert "illegal move: a1: the hole is already taken" in out
+    assert "illegal move: b2: the cell is already taken" in out
+    assert "illegal move: a1: the cell is already taken" in out
     assert out.count("X to move> ") == len(moves) - len(moves) // 2 + out.count("illegal move")
 
 
@@ -46,12 +46,12 @@ def test_commands_and_messages(monkeypatch, capsys):
     assert code == 0 and err == ""
     assert "swap          take over the first move" in out  # help
     assert "legal moves (9): a1 b1 c1 a2 b2 c2 a3 b3 c3" in out
-    assert "'hlep' is not a move in hex-3 (holes are named like a1 .. c3). Did you mean 'help'?" in out
-    assert "'d4' is not a move in hex-3 (holes are named like a1 .. c3); nearby holes: c3." in out
+    assert "'hlep' is not a move in hex-3 (cells are named like a1 .. c3). Did you mean 'help'?" in out
+    assert "'d4' is not a move in hex-3 (cells are named like a1 .. c3); nearby cells: c3." in out
     assert "one move at a time, please (got 'b2 c2')" in out
     assert "illegal move: swap: the swap rule is off in this game" in out
     assert "nothing to undo: you have not moved yet" in out
-    assert "illegal move: b2: the hole is already taken" in out
+    assert "illegal move: b2: the cell is already taken" in out
     reply = re.search(r"mcts-rollout:16 \(O\) plays (\w+)\.", out).group(1)
     assert re.search(r"evaluation for mcts-rollout:16 \(O\): [+-]\d\.\d\d \(\d+% to win; after 16 simulations\)", out)
     assert re.search(r"hint: \w\d\n  evaluation for you: [+-]\d\.\d\d", out)

@@ -26,14 +26,14 @@ def test_moves_by_name_or_id_and_clear_errors():
     assert s.play("B2") == 4 and s.play(0) == 0 and s.moves == ["b2", "a1"] and s.to_move == 0
     with pytest.raises(IllegalMoveError) as err:
         s.play("b2")
-    assert err.value.reason == "b2: the hole is already taken" and err.value.move_number == 3
+    assert err.value.reason == "b2: the cell is already taken" and err.value.move_number == 3
     with pytest.raises(IllegalMoveError) as err:
         s.play("swap")
     assert err.value.reason == "swap: the swap rule is off in this game"
     with pytest.raises(IllegalMoveError) as err:
         s.play(99)
     assert "out of range" in err.value.reason
-    with pytest.raises(MoveError, match=r"'d4' is not a move in hex-3 .*nearby holes: c3"):
+    with pytest.raises(MoveError, match=r"'d4' is not a move in hex-3 .*nearby cells: c3"):
         s.play("d4")
     with pytest.raises(MoveError, match="'hello' is not a move"):
         s.play("hello")

@@ -150,7 +150,7 @@ def test_a_file_may_hold_several_games(tmp_path, capsys):
     ("(;FF[4]GM[11]SZ[5];B[c3];W[d2])\nhello", "line 2, column 1: expected '(' to start a game"),
     ("(;FF[4]GM[11]SZ[5];B[z9])", "'z9' is not a point of the hex-5 board"),
     ("(;FF[4]GM[11]SZ[5];B[c3];B[d4])", "move 2 (B[d4]): B moves out of turn"),
-    ("(;FF[4]GM[11]SZ[5];B[c3];W[c3])", "move 2 (c3): c3: the hole is already taken"),
+    ("(;FF[4]GM[11]SZ[5];B[c3];W[c3])", "move 2 (c3): c3: the cell is already taken"),
     ("(;FF[4]GM[11]SZ[5];B[a1];W[resign];B[b2])", "the game already ended with a resign"),
     ("(;FF[4]GM[11]SZ[5]RE[W+];B[c3];W[resign])", "RE[W+] says the second player won"),
     ("(;FF[4]GM[11]SZ[5];AB[c3])", "setup stones (AB) are not supported"),

@@ -98,11 +98,11 @@ def test_illegal_and_unknown_moves_answer_400_with_the_reason():
         call(base, "/api/play", {"move": "b2"})
         call(base, "/api/ai", {})
         status, r = call(base, "/api/play", {"move": "b2"})
-        assert status == 400 and r["error"] == "illegal move: b2: the hole is already taken"
+        assert status == 400 and r["error"] == "illegal move: b2: the cell is already taken"
         status, r = call(base, "/api/play", {"move": "swap"})
         assert status == 400 and r["error"] == "illegal move: swap: the swap rule is off in this game"
         status, r = call(base, "/api/play", {"move": "d4"})
-        assert status == 400 and "'d4' is not a move in hex-3" in r["error"] and "nearby holes: c3" in r["error"]
+        assert status == 400 and "'d4' is not a move in hex-3" in r["error"] and "nearby cells: c3" in r["error"]
         status, r = call(base, "/api/play", {})
         assert status == 400 and "send the move as" in r["error"]
         status, r = call(base, "/api/play", {"move": 4})

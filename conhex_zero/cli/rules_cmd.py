@@ -38,7 +38,8 @@ would bring back the first-move advantage that the pair cancels).
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("rules", help="show a board, its counts and rule options",
-                       description="Show the board picture (cell ids, empty holes) and its counts.\n\n"
+                       description="Show the board picture (cell ids, empty holes; on Hex the cells) and "
+                       "its counts.\n\n"
                        + SPEC_HELP, formatter_class=HelpFormatter)
     p.add_argument("game", nargs="?", default="conhex", help="game spec (default: conhex)")
     p.add_argument("--json", action="store_true",
@@ -73,19 +74,22 @@ def describe(game: Game) -> str:
     from conhex_zero.games.render import PLAYER_NAMES
 
     b = game.board
-    lines = [f"{game.spec}: {b.num_holes} holes, {b.num_cells} cells, "
-             f"{len(b.adjacency)} adjacent cell pairs"]
-    kinds = Counter((k, len(h), n) for k, h, n in zip(b.cell_kind, b.cell_holes, b.cell_need))
-    lines.append("cells: " + ", ".join(f"{count} {kind} ({holes} hole{'s' * (holes > 1)}, need {need})"
-                                      for (kind, holes, need), count in kinds.items()))
-    per_hole = Counter(len(cs) for cs in b.hole_cells)
-    lines.append("holes by cells they lie on: " + ", ".join(
-        f"{count} on {k}" for k, count in sorted(per_hole.items(), reverse=True)))
+    if b.hole_word == "cell":  # Hex: a piece goes on a cell, and a cell is won by its one piece
+        lines = [f"{game.spec}: {b.num_cells} cells, {len(b.adjacency)} adjacent cell pairs"]
+    else:
+        lines = [f"{game.spec}: {b.num_holes} holes, {b.num_cells} cells, "
+                 f"{len(b.adjacency)} adjacent cell pairs"]
+        kinds = Counter((k, len(h), n) for k, h, n in zip(b.cell_kind, b.cell_holes, b.cell_need))
+        lines.append("cells: " + ", ".join(f"{count} {kind} ({holes} hole{'s' * (holes > 1)}, need {need})"
+                                          for (kind, holes, need), count in kinds.items()))
+        per_hole = Counter(len(cs) for cs in b.hole_cells)
+        lines.append("holes by cells they lie on: " + ", ".join(
+            f"{count} on {k}" for k, count in sorted(per_hole.items(), reverse=True)))
     degree = {}
     for c, kind in enumerate(b.cell_kind):
         degree.setdefault(kind, set()).add(len(b.neighbours[c]))
     lines.append("neighbours per cell: " + ", ".join(
-        f"{kind} {'/'.join(map(str, sorted(d)))}" for kind, d in degree.items()))
+        (f"{kind} " if len(degree) > 1 else "") + "/".join(map(str, sorted(d))) for kind, d in degree.items()))
     for p in range(2):
         a, z = PLAYER_SIDES[p]
         sizes = [int(b.side_masks[s].sum()) for s in (a, z)]

@@ -368,7 +368,7 @@ class VecEnv:
             return (f"swap: only allowed as the second player's first move (ply {g.swap_ply + 1}), "
                     f"not at ply {ply + 1}")
         if int(s.holes[0, action]) >= 0:
-            return f"{name}: the hole is already taken"
+            return f"{name}: the {g.board.hole_word} is already taken"
         if ply == g.first_move_ply and bool(self.forbidden[action]):
             return f"{name}: the first move may not be in the forbidden zone (depth >= {g.forbid_depth})"
         if g.mirror is not None and bool(self._mirror_banned(s)[0, action]):

@@ -104,6 +104,12 @@ class BoardGraph:
     def num_cells(self) -> int:
         return len(self.cell_holes)
 
+    @property
+    def hole_word(self) -> str:
+        """What a player calls a place for a piece, in messages: ``cell`` on Hex (whose cells are
+        the places), ``hole`` on ConHex."""
+        return "cell" if self.name.startswith("hex") else "hole"
+
     # ------------------------------------------------------------ dense tables
     @cached_property
     def incidence(self) -> np.ndarray:

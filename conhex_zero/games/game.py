@@ -34,6 +34,7 @@ import numpy as np
 from conhex_zero.games.board import BoardGraph
 from conhex_zero.games.conhex import conhex_board
 from conhex_zero.games.hex import MAX_SIZE, MIN_SIZE, hex_board
+from conhex_zero.games.near_names import nearest_names
 
 SWAP_NAME = "swap"
 _TRUE = {"1", "on", "yes", "true"}
@@ -177,26 +178,13 @@ class Game:
             return self.swap_action
         if name in self.board.hole_index:
             return self.board.hole_index[name]
-        near = self._nearby_holes(name)
-        hint = f"; nearby holes: {', '.join(near)}" if near else ""
+        near = nearest_names(name, self.board.hole_names)
+        word = self.board.hole_word
+        hint = f"; nearby {word}s: {', '.join(near)}" if near else ""
         first, last = self.board.hole_names[0], self.board.hole_names[-1]
         swap = ", or 'swap'" if self.swap else ""
-        raise MoveError(f"{text!r} is not a move in {self.board.name} (holes are named like "
+        raise MoveError(f"{text!r} is not a move in {self.board.name} ({word}s are named like "
                         f"{first} .. {last}{swap}){hint}")
-
-    def _nearby_holes(self, name: str, limit: int = 4) -> list[str]:
-        """Holes whose (column letter, row number) is closest to a mistyped name's."""
-        m = re.fullmatch(r"([a-z])(\d{1,2})", name)
-        if not m:
-            return []
-        col, row = ord(m.group(1)) - ord("a"), int(m.group(2))
-        scored = []
-        for hole in self.board.hole_names:
-            hc, hr = ord(hole[0].lower()) - ord("a"), int(hole[1:])
-            scored.append((max(abs(hc - col), abs(hr - row)), abs(hc - col) + abs(hr - row), hole))
-        scored.sort()
-        best = scored[0][0]
-        return [h for d, _, h in scored if d == best][:limit] if best <= 2 else []
 
 
 def _shown(text: str, limit: int = 40) -> str:
@@ -292,15 +280,15 @@ def parse_game(spec: str | Game) -> Game:
             deepest = max(board.hole_depth)
             forbid = _int_option("forbid", value, 1, 1000)
             if forbid > deepest:
-                raise GameSpecError(f"forbid={forbid} bans no hole on {board.name} "
-                                    f"(the deepest hole has depth {deepest})")
+                raise GameSpecError(f"forbid={forbid} bans no {board.hole_word} on {board.name} "
+                                    f"(the deepest {board.hole_word} has depth {deepest})")
         elif key == "random":
             random_pieces = _int_option("random", value, 0, board.num_holes)
             if 2 * random_pieces >= board.num_holes:
                 raise GameSpecError(f"random={random_pieces} would fill the {board.name} board")
             if random_pieces > max_random_pieces(board):
                 raise GameSpecError(f"random={random_pieces} would fill {2 * random_pieces} of the {board.num_holes} "
-                                    f"holes of {board.name}, which decides most games before they start: at most "
+                                    f"{board.hole_word}s of {board.name}, which decides most games before they start: at most "
                                     f"random={max_random_pieces(board)} (two thirds of the board)")
         elif key == "extra-stone" and value is None:
             extra = True
