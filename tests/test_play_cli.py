@@ -4,6 +4,7 @@ import io
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -75,6 +76,46 @@ def test_conhex_default_game_with_swap(monkeypatch, capsys):
     assert "nothing to undo" in out
     assert out.rstrip().endswith("End of input: game left unfinished. Goodbye.")
     assert ai_first in out
+
+
+def test_a_swap_is_announced_whoever_makes_it(monkeypatch, capsys):
+    code, out, _ = play(monkeypatch, capsys, "swap\nquit\n", "random", "--game", "hex-3:swap", "--as", "second",
+                        "--seed", "0")
+    first = re.search(r"random \(X\) plays (\w\d)\.", out).group(1)
+    mirrored = {"a1": "a1", "b1": "a2", "c1": "a3", "a2": "b1", "b2": "b2", "c2": "b3", "a3": "c1", "b3": "c2",
+                "c3": "c3"}[first]  # the transpose, hex-3's swap symmetry
+    assert code == 0 and (f"You swap: X's {first} is now O's {mirrored} (the pie rule: the board mirrored, colours "
+                          f"exchanged); random (X) moves next.") in out
+    code, out, _ = play(monkeypatch, capsys, "b1\nquit\n", "mcts-rollout:200", "--game", "hex-3:swap", "--seed", "1")
+    assert code == 0 and ("mcts-rollout:200 (O) swaps: X's b1 is now O's a2 (the pie rule: the board mirrored, "
+                          "colours exchanged); you move next.") in out
+    assert "plays swap" not in out
+
+
+def test_a_move_drawn_at_a_temperature_shows_its_own_evaluation(monkeypatch, capsys):
+    from conhex_zero.play.session import PlaySession
+
+    ckpt = str(Path(__file__).resolve().parent.parent / "checkpoints" / "hex5-l4h64.pt")
+    args = ("--game", "hex-5", "--sims", "16", "--temperature", "1", "--seed", "3")
+    code, out, _ = play(monkeypatch, capsys, "a1\nquit\n", ckpt, *args)
+    assert code == 0
+    played = re.search(r"\(O\) plays (\w\d)\.", out).group(1)
+    m = re.search(rf"  {played} was drawn at temperature 1 from the search's visits, (\d+) of 16 visits; its best "
+                  rf"move was (\w\d)\n  evaluation for \S+ \(O\) of the move played, {played}: ([+-]\d\.\d\d) "
+                  rf"\((\d+)% to win; after 16 simulations\)\n  \(of its best move, (\w\d): ([+-]\d\.\d\d), "
+                  rf"(\d+)% to win\)", out)
+    assert m and m[2] == m[5] != played
+    # the same search, seen from the session: the values shown are the played and the best move's
+    session = PlaySession("hex-5", ckpt, seed=3, simulations=16, temperature=1)
+    session.play("a1")
+    analysis = session.analyse(top=25)
+    own = next(c for c in analysis.candidates if c.move == played)
+    assert float(m[3]) == pytest.approx(own.value, abs=0.005) and int(m[1]) == own.visits
+    assert float(m[6]) == pytest.approx(analysis.value, abs=0.005) and analysis.best.move == m[2]
+    assert float(m[3]) != float(m[6])
+    # at temperature 0 the best move is played and its evaluation is the one shown, as before
+    code, out, _ = play(monkeypatch, capsys, "a1\nquit\n", ckpt, "--game", "hex-5", "--sims", "16")
+    assert "was drawn" not in out and re.search(r"evaluation for \S+ \(O\): [+-]\d\.\d\d", out)
 
 
 def test_end_of_input_and_interrupt_are_polite(monkeypatch, capsys):

@@ -68,20 +68,72 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
+def _how(analysis) -> str:
+    return f"after {analysis.simulations} simulations" if analysis.source == "search" else "network, no search"
+
+
+def _candidate_table(analysis, top: int) -> list[str]:
+    if not analysis.candidates or top <= 0:
+        return []
+    lines = ["    move    visits   win%   prior  line"]
+    for c in analysis.candidates[:top]:
+        win = (f"{c.proven:>5}" if c.proven else "    -" if c.win_percent is None else f"{c.win_percent:5.1f}")
+        lines.append(f"    {c.move:<6} {c.visits:>7}  {win}  {c.prior:6.3f}  {' '.join(c.pv)}")
+    return lines
+
+
 def format_analysis(analysis, who: str, top: int) -> list[str]:
     """Lines describing an ``Analysis`` (none for players without one)."""
     if analysis.value is None:
         return []
-    how = f"after {analysis.simulations} simulations" if analysis.source == "search" else "network, no search"
     chance = (f"proven {analysis.proven}" if analysis.proven
               else f"{analysis.win_percent:.0f}% to win")
-    lines = [f"  evaluation for {who}: {analysis.value:+.2f} ({chance}; {how})"]
-    if analysis.candidates:
-        lines.append("    move    visits   win%   prior  line")
-        for c in analysis.candidates[:top]:
-            win = (f"{c.proven:>5}" if c.proven else "    -" if c.win_percent is None else f"{c.win_percent:5.1f}")
-            lines.append(f"    {c.move:<6} {c.visits:>7}  {win}  {c.prior:6.3f}  {' '.join(c.pv)}")
-    return lines
+    return [f"  evaluation for {who}: {analysis.value:+.2f} ({chance}; {_how(analysis)})",
+            *_candidate_table(analysis, top)]
+
+
+def format_ai_move(move, who: str, top: int, temperature: float) -> list[str]:
+    """Lines describing the AI's move. A move drawn at a temperature (not the search's best) shows
+    its own evaluation beside the best move's: the analysis's value belongs to the best move."""
+    analysis = move.analysis
+    best = analysis.best
+    if best is None or best.action == move.action:
+        return format_analysis(analysis, who, top)
+    if analysis.source != "search":  # the policy's draw: the value is the position's, before the move
+        return [f"  {move.move} was drawn at temperature {temperature:g} from the policy (prior "
+                f"{_prior(analysis, move.action)}); its first choice was {best.move}",
+                *format_analysis(analysis, who, top)]
+    played = next((c for c in analysis.candidates if c.action == move.action), None)
+    if played is None or (played.value is None and not played.proven):
+        own = "not evaluated by the search"
+    else:
+        chance = f"proven {played.proven}" if played.proven else f"{played.win_percent:.0f}% to win"
+        own = f"{played.value:+.2f} ({chance}; {_how(analysis)})"
+    best_chance = f"proven {analysis.proven}" if analysis.proven else f"{analysis.win_percent:.0f}% to win"
+    visits = "" if played is None else f", {played.visits} of {analysis.simulations} visits"
+    return [f"  {move.move} was drawn at temperature {temperature:g} from the search's visits{visits}; "
+            f"its best move was {best.move}",
+            f"  evaluation for {who} of the move played, {move.move}: {own}",
+            f"  (of its best move, {best.move}: {analysis.value:+.2f}, {best_chance})",
+            *_candidate_table(analysis, top)]
+
+
+def _prior(analysis, action: int) -> str:
+    prior = next((c.prior for c in analysis.candidates if c.action == action), None)
+    return "?" if prior is None else f"{prior:.3f}"
+
+
+def describe_swap(game, holes_before: list[int]) -> str:
+    """What a swap did to the pieces on the board: each goes to its image under the board's swap
+    symmetry, in the other colour (``X's a2 is now O's b1``)."""
+    from conhex_zero.games.render import PLAYER_NAMES
+
+    board = game.board
+    image = board.symmetry(board.swap_symmetry).hole_perm
+    names = board.hole_names
+    moved = [f"{PLAYER_NAMES[owner]}'s {names[h]} is now {PLAYER_NAMES[1 - owner]}'s {names[int(image[h])]}"
+             for h, owner in enumerate(holes_before) if owner >= 0]
+    return "; ".join(moved) + " (the pie rule: the board mirrored, colours exchanged)"
 
 
 class Thinking:
@@ -219,11 +271,18 @@ class TerminalGame:
                 self.s.on_simulation = None
 
     def ai_turn(self) -> None:
+        s = self.s
+        before = s.state.holes[0].tolist()
+        # at a temperature the move played may lie outside the top candidates: ask for all of them
+        top = max(self.top, len(s.legal_moves())) if s.temperature > 0 else self.top
         with self.thinking(f"{self.ai} is thinking") as line:
-            move = self.s.ai_move(top=self.top)
+            move = s.ai_move(top=top)
         took = f" ({line.seconds:.1f} s)" if line is not None else ""
-        self.say("", f"{self.ai} plays {move.move}{took}.")
-        self.say(*format_analysis(move.analysis, self.ai, self.top))
+        if move.action == s.game.swap_action:
+            self.say("", f"{self.ai} swaps{took}: {describe_swap(s.game, before)}; you move next.")
+        else:
+            self.say("", f"{self.ai} plays {move.move}{took}.")
+        self.say(*format_ai_move(move, self.ai, self.top, s.temperature))
         self.show()
 
     def finish(self) -> int:
@@ -299,8 +358,9 @@ class TerminalGame:
         elif len(words) > 1:
             self.say(f"one move at a time, please (got {line!r}); type help for the commands")
         else:
+            before = s.state.holes[0].tolist()
             try:
-                s.play(word)
+                action = s.play(word)
             except IllegalMoveError as err:
                 self.say(f"illegal move: {err.reason}")
                 return None
@@ -309,6 +369,8 @@ class TerminalGame:
                 hint = f" Did you mean {close[0]!r}?" if close else ""
                 self.say(f"{err}.{hint} Type 'moves' for the legal moves, 'help' for the commands.")
                 return None
+            if action == s.game.swap_action:
+                self.say(f"You swap: {describe_swap(s.game, before)}; {self.ai} moves next.")
             self.show()
         return None
 
