@@ -54,6 +54,19 @@ def test_conversions():
     assert low < 0.5 < high and round(high - 0.5, 3) == round(0.5 - low, 3)
 
 
+def test_elo_interval_ends_at_a_perfect_score_are_infinite_every_time():
+    """All games won: the interval's upper end is a score of exactly 1, so its Elo end is inf (never
+    +6382 from a score of 0.9999999999999999); none won: the lower end is -inf."""
+    for games in range(1, 301):
+        low, high = wilson(games, games)
+        assert high == 1.0 and score_to_elo(high) == float("inf") and score_to_elo(low) < 2000
+        low, high = wilson(0, games)
+        assert low == 0.0 and score_to_elo(low) == float("-inf") and score_to_elo(high) > -2000
+        if games > 1:  # otherwise the ends stay finite
+            low, high = wilson(games - 1, games)
+            assert 0 < low < high < 1 and abs(score_to_elo(high)) < 2000  # finite, far from 6382
+
+
 def test_ladder_file_round_trip_trim_and_schedule(tmp_path):
     ladder = Ladder.open(tmp_path)
     ladder.add_player("random", "reference")

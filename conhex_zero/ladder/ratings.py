@@ -45,14 +45,18 @@ class Ratings:
 
 
 def wilson(wins: float, games: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval of a win rate (95% for z = 1.96)."""
+    """Wilson score interval of a win rate (95% for z = 1.96). Its upper end is exactly 1 when every
+    game was won and its lower end exactly 0 when none was (rounding would give 0.9999999999999999,
+    which ``score_to_elo`` turns into +6382 instead of inf)."""
     if games == 0:
         return 0.0, 1.0
     p = wins / games
     denom = 1 + z * z / games
     centre = (p + z * z / (2 * games)) / denom
     half = z * math.sqrt(p * (1 - p) / games + z * z / (4 * games * games)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    low = 0.0 if wins <= 0 else max(0.0, centre - half)
+    high = 1.0 if wins >= games else min(1.0, centre + half)
+    return low, high
 
 
 def score_to_elo(score: float) -> float:
