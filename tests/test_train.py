@@ -341,3 +341,22 @@ def test_compile_true_trains(tmp_path):
     config = load_config(TINY, ["iterations=2", "optim.compile=true", "selfplay.compile=true"])
     result = train(config, tmp_path / "run", progress=False, log=lambda *_: None)
     assert result.iterations == 2 and (tmp_path / "run" / "latest.pt").is_file()
+
+
+def test_the_iteration_line_explains_itself_and_counts_in_words():
+    from conhex_zero.train.loop import _summary
+
+    m = {"selfplay/games": 1, "selfplay/positions_per_s": 263.4, "train/total_loss": 3.183, "train/policy_loss": 1.79,
+         "train/value_loss": 1.01, "train/ownership_loss": 0.76, "eval/vs_random/win_rate": 0.8,
+         "eval/vs_random/win_rate_low": 0.5, "eval/vs_random/win_rate_high": 0.9, "eval/elo": 1170.2,
+         "eval/elo_stderr": 91.4}
+    assert _summary(3, 4, m, 0.25) == (
+        "iter 3/4  1 game  263 pos/s  loss 3.183 (policy 1.79, value 1.01, ownership 0.76)  "
+        "score vs random 0.80 (95% 0.50-0.90)  Elo 1170 ± 91 (ladder, ± 1 s.e.)  0.2 min")
+    assert _summary(1, 4, {"selfplay/games": 16}, 0.0).startswith("iter 1/4  16 games  0 pos/s")
+
+
+def test_train_counts_iterations_in_words(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert main(["train", "--config", str(TINY), "--run-dir", str(run), "--quiet", "iterations=1"]) == 0
+    assert f"done: 1 iteration; checkpoints in {run}" in capsys.readouterr().out

@@ -38,7 +38,9 @@ def test_messages_say_where_a_resume_continues():
     assert TrainingInterrupted(run, None, None, None, 3, 20, resuming=True).message() == (
         "interrupted before the first iteration began; the training state is unchanged: conhex-zero train "
         "--resume runs/x continues where it stood")
-    assert TrainingInterrupted(run, 20, 20, 20, 3, 20).message().endswith("the run is complete")
+    assert TrainingInterrupted(run, 20, 20, 20, 3, 20).message().endswith(
+        "; the run is complete: its last iteration, 20, is saved")
+    assert "a state is saved after every iteration" in TrainingInterrupted(run, 3, 2, 1, 1, 20).message()
     assert isinstance(during, KeyboardInterrupt)  # whatever catches Ctrl-C still does
 
 

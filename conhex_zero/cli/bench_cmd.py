@@ -114,7 +114,7 @@ def run_search(args: argparse.Namespace) -> int:
     if args.json:
         print_json(r)
     else:
-        print(f"{r['scheme']} search, {r['simulations']} simulations, {r['model']} on {r['game']}, batch {r['batch']}, "
+        print(f"{r['scheme']} search, {plural(r['simulations'], 'simulation')}, {r['model']} on {r['game']}, batch {r['batch']}, "
               f"{r['device']} ({plural(r['threads'], 'thread')}): {r['sims_per_s']:,.0f} simulations/s, "
               f"{r['positions_per_s']:,.1f} positions/s, network {100 * r['network_fraction']:.0f}% of the time")
     return 0
@@ -162,10 +162,10 @@ def run_selfplay(args: argparse.Namespace) -> int:
         print_json(r)
     else:
         syncs = "not counted (a profiler is running)" if r["syncs_per_step"] is None else f"{r['syncs_per_step']:.2f}"
-        print(f"self-play of {args.config or 'the default config'}: {r['game']}, {r['model']}, {r['games']} games, "
+        print(f"self-play of {args.config or 'the default config'}: {r['game']}, {r['model']}, {plural(r['games'], 'game')}, "
               f"{r['device']} ({plural(r['threads'], 'thread')})\n"
               f"  {r['positions_per_s']:,.0f} positions/s, {r['simulations_per_s']:,.0f} simulations/s, "
-              f"{r['recorded_per_s']:,.0f} recorded/s over {r['steps']} steps in {r['seconds']:.1f} s\n"
+              f"{r['recorded_per_s']:,.0f} recorded/s over {plural(r['steps'], 'step')} in {r['seconds']:.1f} s\n"
               f"  network {100 * r['network_fraction']:.0f}% of the time; host syncs per step {syncs}; "
               f"peak memory {r['peak_memory_mb']:,.0f} MiB")
     return 0

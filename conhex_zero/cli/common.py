@@ -15,6 +15,8 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
+from conhex_zero.words import plural  # noqa: F401  (the commands' counted words)
+
 if TYPE_CHECKING:  # torch is imported where it is used: --help and option errors stay fast
     import torch
 
@@ -66,11 +68,6 @@ def resolve_device(name: str) -> "torch.device":
     if device.type not in ("cpu", "cuda"):
         raise CliError(f"unsupported device {name!r}: use cpu or cuda")
     return device
-
-
-def plural(n: int, word: str, words: str | None = None) -> str:
-    """``1 ply``, ``2 plies``, ``3 rounds``."""
-    return f"{n} {word if n == 1 else (words or word + 's')}"
 
 
 def warn(command: str, message: str) -> None:

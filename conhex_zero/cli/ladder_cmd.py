@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, HelpFormatter, check_output_file, print_json
+from conhex_zero.cli.common import CliError, HelpFormatter, check_output_file, plural, print_json
 from conhex_zero.disk import writing
 
 
@@ -46,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
                                  "kind": ladder.players.get(n, {}).get("kind")}
                                 for n, e, se, g, s in ratings.table()]})
         return 0
-    print(f"{ladder.path}: {sum(r.first_wins + r.second_wins for r in ladder.results)} games, "
-          f"{len(ratings.elo)} players; anchor {ratings.anchor} = {ratings.elo[ratings.anchor]:.0f} Elo")
+    print(f"{ladder.path}: {plural(sum(r.first_wins + r.second_wins for r in ladder.results), 'game')}, "
+          f"{plural(len(ratings.elo), 'player')}; anchor {ratings.anchor} = {ratings.elo[ratings.anchor]:.0f} Elo")
     print(f"first-move advantage {ratings.first_move:+.0f} ± {ratings.first_move_stderr:.0f} Elo (± one standard error)")
     width = max(len(n) for n in ratings.elo)
     print(f"  {'player':<{width}}  {'Elo':>6}  {'±':>4}  {'games':>5}  score")

@@ -15,7 +15,7 @@ import time
 from typing import Iterator, TextIO
 
 from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, game_for_players, is_terminal,
-                                    resolve_device, use_color)
+                                    plural, resolve_device, use_color)
 
 PLAYER_HELP = ("the AI: random, mcts-rollout:K (random-rollout MCTS, K simulations), policy:CKPT (a "
                "checkpoint's raw policy), CKPT or CKPT:sims=N (checkpoint + search), or gtp:\"COMMAND\"")
@@ -69,7 +69,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _how(analysis) -> str:
-    return f"after {analysis.simulations} simulations" if analysis.source == "search" else "network, no search"
+    return f"after {plural(analysis.simulations, 'simulation')}" if analysis.source == "search" else "network, no search"
 
 
 def _candidate_table(analysis, top: int) -> list[str]:

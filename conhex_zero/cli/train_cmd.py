@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, resolve_device
+from conhex_zero.cli.common import CliError, plural, resolve_device
 
 EPILOG = """\
 examples:
@@ -120,5 +120,5 @@ def run(args: argparse.Namespace) -> int:
         return 130
     distributed.teardown()
     if ctx.is_main:
-        print(f"done: {result.iterations} iterations; checkpoints in {result.run_dir} (latest.pt, best.pt)")
+        print(f"done: {plural(result.iterations, 'iteration')}; checkpoints in {result.run_dir} (latest.pt, best.pt)")
     return 0

@@ -49,6 +49,7 @@ from conhex_zero.env.vec_env import IllegalActionError, VecEnv
 from conhex_zero.games.game import Game, MoveError, parse_game
 from conhex_zero.games.render import PLAYER_NAMES
 from conhex_zero.progress import progress_bar
+from conhex_zero.words import plural
 
 
 NOISE_MULTIPLE = 2.0
@@ -265,7 +266,7 @@ def format_review(review: GameReview, title: str = "") -> str:
     move, the mover's loss, X's win % after the AI's move) followed by the biggest mistakes."""
     show_notation = any(m.notation != m.move for m in review.moves)
     head = title or f"review of a {review.game} game"
-    by = f"by {review.player}" + (f" ({review.simulations} simulations)" if review.simulations else "")
+    by = f"by {review.player}" + (f" ({plural(review.simulations, 'simulation')})" if review.simulations else "")
     lines = [f"{head}, {by}; values are X's win chances (X moves first, top-bottom)"]
     cols = f"{'ply':>4}  {'':2}{'move':<6}" + (f"{'record':<8}" if show_notation else "") + \
         f"{'X% before':>10}{'after':>8}  {'AI move':<8}{'loss':>6}  {'after AI move':>13}"

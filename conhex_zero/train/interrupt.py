@@ -63,13 +63,13 @@ class TrainingInterrupted(KeyboardInterrupt):
             return (f"{where}, before the first training state was saved (after iteration {first}): there is "
                     f"nothing to resume; run the same command again to start over")
         if self.saved >= self.iterations:
-            return f"{where}; all {self.iterations} iterations are saved: the run is complete"
+            return f"{where}; the run is complete: its last iteration, {self.iterations}, is saved"
         text = (f"{where}; the training state of iteration {self.saved} is kept: conhex-zero train --resume "
                 f"{self.run_dir} continues from iteration {self.resume_from}")
         completed = self.completed or 0
         if completed > self.saved:
             lost = (f"iteration {completed}" if completed == self.saved + 1
                     else f"iterations {self.saved + 1}-{completed}")
-            text += (f" ({lost} finished but will be played again, exactly: a state is saved every "
-                     f"{self.save_every} iterations, eval.every)")
+            every = "after every iteration" if self.save_every == 1 else f"every {self.save_every} iterations"
+            text += f" ({lost} finished but will be played again, exactly: a state is saved {every}, eval.every)"
         return text

@@ -44,6 +44,7 @@ from conhex_zero.train.run_dir import RunDir, TrainStateError
 from conhex_zero.train.run_lock import RunInUseError, RunLock
 from conhex_zero.train.selfplay import SelfPlay
 from conhex_zero.train.state_check import check_config, check_local, check_shared
+from conhex_zero.words import plural
 
 
 @dataclass
@@ -130,17 +131,20 @@ def _initial_weights(config: TrainConfig, log) -> GraphNet:
 
 
 def _summary(it: int, total: int, m: dict, minutes: float) -> str:
-    parts = [f"iter {it}/{total}", f"games {m.get('selfplay/games', 0)}",
+    """The iteration's line: games finished, self-play speed, the losses, each evaluation's score
+    with its 95% interval, the checkpoint's rating on the run's Elo ladder (± one standard error;
+    ``conhex-zero ladder RUN`` shows the whole ladder) and the training time so far."""
+    parts = [f"iter {it}/{total}", plural(int(m.get("selfplay/games", 0)), "game"),
              f"{m.get('selfplay/positions_per_s', 0):,.0f} pos/s"]
     if "train/total_loss" in m:
-        parts.append(f"loss {m['train/total_loss']:.3f} (p {m['train/policy_loss']:.2f} v {m['train/value_loss']:.2f} "
-                     f"o {m['train/ownership_loss']:.2f})")
+        parts.append(f"loss {m['train/total_loss']:.3f} (policy {m['train/policy_loss']:.2f}, value "
+                     f"{m['train/value_loss']:.2f}, ownership {m['train/ownership_loss']:.2f})")
     for k, v in m.items():
         if k.startswith("eval/") and k.endswith("/win_rate"):
             name = k[len("eval/vs_"):-len("/win_rate")]
-            parts.append(f"vs {name} {v:.2f} [{m[k + '_low']:.2f},{m[k + '_high']:.2f}]")
+            parts.append(f"score vs {name} {v:.2f} (95% {m[k + '_low']:.2f}-{m[k + '_high']:.2f})")
     if "eval/elo" in m:
-        parts.append(f"Elo {m['eval/elo']:.0f} ± {m['eval/elo_stderr']:.0f}")
+        parts.append(f"Elo {m['eval/elo']:.0f} ± {m['eval/elo_stderr']:.0f} (ladder, ± 1 s.e.)")
     parts.append(f"{minutes:.1f} min")
     return "  ".join(parts)
 
@@ -277,7 +281,8 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
             planned, was, rate = config.iterations * steps_per_iteration, learner.planned_steps, learner.learning_rate()
             learner.planned_steps = planned
             if planned != was:
-                log(f"note: the learning-rate schedule now spans {config.iterations} iterations ({planned} steps, "
+                log(f"note: the learning-rate schedule now spans {plural(config.iterations, 'iteration')} "
+                    f"({plural(planned, 'step')}, "
                     f"was {was}): the rate at step {learner.step} goes from {rate:.3g} to "
                     f"{learner.learning_rate():.3g}")
             start_iteration, elapsed_before, games = saved["iteration"], saved["elapsed"], saved["games"]
@@ -304,7 +309,8 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
             run.truncate_metrics(start_iteration)
             trim_ladder(run.path, start_iteration)
         positions = sum(ctx.all_gather_object(len(replay)))
-        log(f"resumed {run.path} at iteration {start_iteration} ({games} games, {positions} positions)")
+        log(f"resumed {run.path} at iteration {start_iteration} ({plural(games, 'game')}, "
+            f"{plural(positions, 'position')})")
     else:
         if main:  # a new run where an earlier attempt saved no state: its lines would repeat
             _forget_unsaved_attempt(run, log)
@@ -409,7 +415,7 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
             log(f"stopping: max_minutes={config.max_minutes} reached")
             break
         if pause and iteration < config.iterations:
-            log(f"pausing after {stop_after} iteration{'s' * (stop_after > 1)}; continue with --resume {run.path}")
+            log(f"pausing after {plural(stop_after, 'iteration')}; continue with --resume {run.path}")
             break
     ctx.barrier("the end of the run")  # no rank leaves before rank 0's last training state is on disk
     if main:
