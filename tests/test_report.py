@@ -75,6 +75,18 @@ def test_report_command_writes_markdown_and_pictures(tmp_path, capsys):
     assert sum(stats["cell_on_chain"]) >= 4 * stats["decided_games"]  # a Hex 4x4 chain has >= 4 cells
     assert "0 draws in 8 self-play games" in md
     assert len(data["openings"]["openings"]) == 16
+    # the terminal gets the main numbers, the same as report.json's
+    text = capsys.readouterr().out
+    ns, ws = stats["no_swap"], stats["swap"]
+    assert f"wrote {out / 'report.md'} (and its pictures in {out})\nsummary (95% intervals, over distinct games):" in text
+    assert f"  first player won, no pie rule:  {100 * ns['first_wins'] / 4:.1f}% [" in text
+    assert f"({ns['first_wins']}/4)\n  first player won, pie rule:     {100 * ws['first_wins'] / 4:.1f}% [" in text
+    assert f"the second player swapped in {100 * ws['swaps'] / 4:.1f}% [" in text
+    assert f"  first player won, random play:  {100 * stats['random_first_wins'] / 200:.1f}% [" in text
+    assert (f"  mean game length: {sum(ns['lengths']) / 4:.1f} without the pie rule, {sum(ws['lengths']) / 4:.1f} "
+            f"with it (pieces placed); 0 drawn games") in text
+    assert "  most influential cells (the player holding one at the end won): " in text  # Hex: cells
+    assert "  strongest opening: " in text and " openings stable at 4 and 2 simulations" in text
 
 
 def test_report_command_errors(tmp_path, capsys):
@@ -96,7 +108,7 @@ def test_rate_chart_takes_certain_results(tmp_path):
     assert path.stat().st_size > 1000
 
 
-def test_report_without_a_network(tmp_path):
+def test_report_without_a_network(tmp_path, capsys):
     out = tmp_path / "rollout"
     assert main(["report", "mcts-rollout:4", "--game", "hex-3", "--games", "2", "--random-games", "50",
                  "--out", str(out), "--size", "300x300", "--quiet"]) == 0
@@ -105,3 +117,5 @@ def test_report_without_a_network(tmp_path):
     assert not (out / "policy_weight.png").exists() and not (out / "openings.png").exists()
     data = json.loads((out / "report.json").read_text())
     assert data["openings"] is None and data["stats"]["positions"] == 0
+    text = capsys.readouterr().out
+    assert "summary (95% intervals, over distinct games):" in text and "strongest opening" not in text

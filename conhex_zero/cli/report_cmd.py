@@ -9,7 +9,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, HelpFormatter, add_threads_argument, game_for_players, resolve_device
+from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, game_for_players, plural,
+                                    resolve_device)
 from conhex_zero.cli.openings_cmd import parse_size
 
 
@@ -45,14 +46,54 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
+def _rate(wins: int, games: int) -> str:
+    """``63.0% [53.2%, 71.8%] (63/100)``: a rate with its 95% Wilson interval."""
+    from conhex_zero.ladder.ratings import wilson
 
+    if games == 0:
+        return "no games"
+    low, high = wilson(wins, games)
+    return f"{100 * wins / games:.1f}% [{100 * low:.1f}%, {100 * high:.1f}%] ({wins}/{games})"
+
+
+def summary(stats, openings, board) -> list[str]:
+    """The report's main numbers in a few lines, for the terminal (``report.md`` has the rest):
+    the first player's win rates, the swap rate, game lengths and draws, the holes whose holders won
+    most often (those taken in at least 5 games, as the report ranks them) and the strongest opening."""
+    ns, ws = stats.no_swap, stats.swap
+    lines = ["summary (95% intervals, over distinct games):",
+             f"  first player won, no pie rule:  {_rate(ns.first_wins, ns.games)}",
+             f"  first player won, pie rule:     {_rate(ws.first_wins, ws.games)}; "
+             f"the second player swapped in {_rate(ws.swaps, ws.games)}"]
+    if stats.random_games:
+        lines.append(f"  first player won, random play:  {_rate(stats.random_first_wins, stats.random_games)}")
+    lengths = [f"{sum(x) / len(x):.1f} {label}" for label, x in
+               (("without the pie rule", ns.lengths), ("with it", ws.lengths)) if x]
+    draws = ns.draws + ws.draws + stats.random_draws
+    lines.append(f"  mean game length: {', '.join(lengths) or 'no games'} (pieces placed); "
+                 f"{plural(draws, 'drawn game')}")
+    taken, won = stats.hole_taken, stats.hole_taken_by_winner
+    ranked = sorted((h for h in range(len(taken)) if taken[h] >= 5), key=lambda h: -won[h] / taken[h])
+    if ranked:
+        names = board.hole_names
+        lines.append(f"  most influential {board.hole_word}s (the player holding one at the end won): "
+                     + ", ".join(f"{names[h]} {100 * won[h] / taken[h]:.0f}%" for h in ranked[:4]))
+    if openings is not None:
+        best = openings.groups()[0][0]
+        stable = (f"; {openings.stable_count} of {len(openings.moves)} openings stable at "
+                  f"{openings.sims} and {openings.compare_sims} simulations" if openings.compare_sims else "")
+        lines.append(f"  strongest opening: {best.move} (first player's win chance {100 * best.win_rate:.1f}% "
+                     f"if the second player does not swap){stable}")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
     from conhex_zero.analysis.game_stats import collect
     from conhex_zero.analysis.openings import analyse_moves
     from conhex_zero.analysis.report import write_report
     from conhex_zero.env.vec_env import VecEnv
     from conhex_zero.nn.checkpoint import CheckpointError, load_checkpoint
+    from conhex_zero.progress import progress_bar
 
     if args.games < 1:
         raise CliError("--games must be at least 1")
@@ -84,8 +125,8 @@ def run(args: argparse.Namespace) -> int:
                     progress=not args.quiet, random_count=args.random_games)
     openings = None
     if ckpt is not None and args.opening_sims and not env.game.random_pieces:
-        bar = tqdm(total=args.opening_sims + max(1, args.opening_sims // 2), desc="openings", unit="sim",
-                   disable=args.quiet, leave=False)  # searched at the two efforts of the stability check
+        bar = progress_bar(total=args.opening_sims + max(1, args.opening_sims // 2), desc="openings", unit="sim",
+                           disable=args.quiet, leave=False)  # searched at the two efforts of the stability check
         try:
             openings = analyse_moves(env, env.initial_state(1), ckpt, args.checkpoint, sims=args.opening_sims,
                                      repeats=2, seed=args.seed, on_simulation=lambda k: bar.update(1))
@@ -94,4 +135,5 @@ def run(args: argparse.Namespace) -> int:
     command = "conhex-zero " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["report"] else ""
     path = write_report(stats, openings, out, command=command, size=size)
     print(f"wrote {path} (and its pictures in {out})")
+    print("\n".join(summary(stats, openings, env.game.board)))
     return 0
