@@ -65,3 +65,19 @@ def test_a_disabled_bar_writes_nothing():
     with progress_bar(total=3, file=out, disable=True, interval=0.0) as bar:
         bar.update(3)
     assert out.getvalue() == ""
+
+
+def test_train_piped_to_a_log_writes_no_carriage_returns(tmp_path):
+    """The training loop's progress bars, piped (stderr not a terminal), do not pile up into one line.
+    (No evaluation games: the arena's own bar is not drawn through progress_bar yet.)"""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tiny = Path(__file__).resolve().parent.parent / "configs" / "tiny.yaml"
+    out = subprocess.run([sys.executable, "-m", "conhex_zero.cli.main", "train", "--config", str(tiny), "--run-dir",
+                          str(tmp_path / "run"), "iterations=2", "eval.games=0", "eval.previous_games=0"],
+                         capture_output=True, timeout=300)  # bytes: text mode would turn \r into \n
+    assert out.returncode == 0, out.stderr
+    assert b"\r" not in out.stderr and b"\r" not in out.stdout
+    assert b"iter 2/2" in out.stdout

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from tqdm import tqdm
 
 from conhex_zero.agents.evaluators import NetworkEvaluator
 from conhex_zero.env.allocator import keep_freed_memory
@@ -33,6 +32,7 @@ from conhex_zero.ladder.store import trim as trim_ladder
 from conhex_zero.nn.checkpoint import FORMAT, SCHEMA_VERSION, CheckpointError, load_checkpoint
 from conhex_zero.nn.encode import NUM_FEATURES
 from conhex_zero.nn.model import GraphNet, ModelConfig
+from conhex_zero.progress import progress_bar
 from conhex_zero.train import distributed
 from conhex_zero.train.config import ReplayConfig, TrainConfig
 from conhex_zero.train.distributed import Context
@@ -326,8 +326,8 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
     for iteration in range(start_iteration + 1, config.iterations + 1):
         where.iteration = iteration
         target = config.selfplay.positions_per_iteration
-        with tqdm(total=target, desc=f"iter {iteration} self-play", unit="pos", disable=not progress,
-                  leave=False) as bar:
+        with progress_bar(total=target, desc=f"iter {iteration} self-play", unit="pos", disable=not progress,
+                          leave=False) as bar:
             sp = selfplay.run(replay, target, bar)
         ready, size, added = len(replay) >= config.replay.min_size, len(replay), replay.total_added
         if ctx.enabled:  # every rank has played: counts summed, phase time the slowest rank's
@@ -337,8 +337,8 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
             size, added = sum(p[2] for p in parts), sum(p[3] for p in parts)
         games += sp.games
         steps = steps_per_iteration if ready else 0
-        with tqdm(total=steps, desc=f"iter {iteration} training", unit="step", disable=not progress,
-                  leave=False) as bar:
+        with progress_bar(total=steps, desc=f"iter {iteration} training", unit="step", disable=not progress,
+                          leave=False) as bar:
             tm = learner.train(replay, steps, config.replay.symmetries, bar)
         if steps and not all(math.isfinite(tm[k]) for k in ("train/total_loss", "train/grad_norm")):
             after = (f"the last good state is in {run.path} (resume it with a lower optim.lr=...)" if run.resumable
