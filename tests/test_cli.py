@@ -23,6 +23,12 @@ def test_rules_text(capsys):
     assert " 1  .-----------+" in out  # the picture
 
 
+def test_rules_text_on_hex_speaks_of_cells(capsys):
+    code, out, _ = run(capsys, "rules", "hex-5")
+    assert code == 0 and "hex-5: 25 cells, 56 adjacent cell pairs" in out and "holes" not in out
+    assert "neighbours per cell: 2/3/4/6" in out
+
+
 def test_rules_json(capsys):
     code, out, _ = run(capsys, "rules", "conhex", "--json")
     data = json.loads(out)
