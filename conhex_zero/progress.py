@@ -16,16 +16,10 @@ from typing import Any, Iterable, TextIO
 
 from tqdm import tqdm
 
+from conhex_zero.terminal import is_terminal
+
 LINE_INTERVAL = 30.0
 """Seconds between two lines of a bar in a log."""
-
-
-def is_terminal(stream: Any) -> bool:
-    """Whether ``stream`` is an open terminal."""
-    try:
-        return hasattr(stream, "isatty") and stream.isatty()
-    except ValueError:  # a closed stream
-        return False
 
 
 def progress_bar(iterable: Iterable | None = None, *, file: TextIO | None = None, disable: bool = False,

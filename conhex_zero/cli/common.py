@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
+from conhex_zero.terminal import is_terminal
 from conhex_zero.words import plural  # noqa: F401  (the commands' counted words)
 
 if TYPE_CHECKING:  # torch is imported where it is used: --help and option errors stay fast
@@ -118,13 +119,6 @@ def load_record(path: str, index: int):
     except RecordError as err:
         raise CliError(str(err)) from None
     return record
-
-
-def is_terminal(stream: Any) -> bool:
-    try:
-        return hasattr(stream, "isatty") and stream.isatty()
-    except ValueError:  # a closed stream
-        return False
 
 
 def use_color(stream: Any = sys.stdout) -> bool:
