@@ -3,13 +3,14 @@
     python benchmarks/bench_convergence.py --game hex-4 --positions 400
     python benchmarks/bench_convergence.py --game hex-5 --positions 500 --sims 16 64 256 1024 3200
 
-Distinct random positions at every stage of a Hex 4x4 or 5x5 game (uniformly random play of
-0 .. H - 2 plies, running positions only, no two equal up to the board's symmetry) are solved exactly (``analysis.solver``); then every configuration searches
-them all at every simulation count, and the benchmark counts the positions whose search value has
-the solver's sign (a value of exactly 0 counts as wrong). A configuration is a named search setting
-(``agents.search_configs.VARIANTS``: ``play`` and ``analysis`` are what the players and the opening
-analysis use; the others take one ingredient away; ``-no-tactics`` turns the one-move tactics off)
-and a network (the shipped checkpoint of the board, or ``uniform``: uniform prior, value 0). Three
+Distinct random positions at every stage of a Hex 4x4 or 5x5 game (uniformly random play of 0 .. H -
+2 plies, running positions only, no two equal up to the board's symmetry) are solved exactly
+(``analysis.solver``); then every configuration searches them all at every simulation count, and the
+benchmark counts the positions whose search value has the solver's sign (a value of exactly 0 counts
+as wrong). A configuration is a named search setting (``agents.search_configs.VARIANTS``: ``play``
+and ``analysis`` are what the players and the opening analysis use; the others take one ingredient
+away; ``-no-tactics`` turns the one-move tactics off) and a network (the shipped checkpoint of the
+board, or ``uniform``: uniform prior, value 0). Three
 values of one search are scored:
 
 * ``action_q``: the Q of the move the search plays (what ``openings``, play and GTP report);
@@ -81,7 +82,7 @@ def estimates(out, cfg: SearchConfig) -> dict[str, torch.Tensor]:
     t = out.tree
     root = torch.zeros(t.batch_size, dtype=torch.long)
     action_q = out.action_value
-    n, w = t.rows(t.edge_visits, root), t.rows(t.edge_value, root)
+    n = t.rows(t.edge_visits, root)
     legal, prior, logits = t.rows(t.legal, root), t.rows(t.prior, root), t.rows(t.logits, root)
     q = out.q_values
     sigma = rules.sigma_completed_q(n, q * n.clamp(min=1), prior, legal, t.raw_value[:, 0], cfg.c_visit, cfg.c_scale,

@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from conhex_zero.agents.arena import GameRecord, MatchResult, play_match, play_until_decided
+from conhex_zero.agents.arena import GameRecord, MatchResult, play_until_decided
 from conhex_zero.agents.distinct import GameCanon
 from conhex_zero.agents.match_openings import OpeningError, plan_openings
 from conhex_zero.agents.players import make_player

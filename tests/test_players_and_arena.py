@@ -187,7 +187,7 @@ def test_match_progress_counts_plies_with_an_estimated_total(monkeypatch):
     import conhex_zero.agents.arena as arena
 
     _RecordingBar.bars = []
-    monkeypatch.setattr(arena, "tqdm", _RecordingBar)
+    monkeypatch.setattr(arena, "progress_bar", _RecordingBar)
     env = VecEnv("hex-5")
     r = play_match(env, make_player("random", env, 0), make_player("mcts-rollout:4", env, 1), 8, seed=0,
                    progress=True, opening_plies=1)

@@ -106,8 +106,10 @@ def random_positions(spec, games, seed, late=False):
 def test_batch_of_one_equals_batch_of_many(scheme, evaluator):
     env, state = random_positions("hex-5:swap", 12, seed=7)
     ev = UniformEvaluator(env) if evaluator == "uniform" else RolloutEvaluator(env)
-    config = SearchConfig(scheme=scheme, num_simulations=24, dirichlet_fraction=0.25)
-    gs = GameSearch(env, ev, config, tactics=True)
+    # One leaf per network call: the lean search that takes a few positions is then the batched
+    # search, simulation by simulation (with more leaves per call it differs by its virtual losses).
+    config = SearchConfig(scheme=scheme, num_simulations=24, dirichlet_fraction=0.25, leaves_per_call=1)
+    gs = GameSearch(env, ev, config, tactics=True, lean_max_batch=1)
     keys = rng.make_keys(3, 12)
     many = gs.run(state, keys)
     for b in range(12):

@@ -27,15 +27,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
-from tqdm import tqdm
 
 from conhex_zero.agents.distinct import GameCanon
 from conhex_zero.agents.match_openings import OpeningPlan, plan_openings
 from conhex_zero.agents.players import Player
 from conhex_zero.agents.scoring import ScoringSummary, pieces_placed, score_pairs
-from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.ladder.ratings import score_to_elo, wilson
+from conhex_zero.progress import progress_bar
 from conhex_zero.search import rng
 
 EXPECTED_LENGTH = 0.6
@@ -245,7 +244,7 @@ def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: 
     # still all run; its total is an estimate of the match's plies (games x expected length),
     # refined as games finish, so tqdm's time left is an estimate too.
     guess = max(1, round(EXPECTED_LENGTH * env.num_holes))  # plies per game after the opening, before any ended
-    bar = tqdm(total=games * guess, desc=f"{player1.name} vs {player2.name}", unit="ply", disable=not progress,
+    bar = progress_bar(total=games * guess, desc=f"{player1.name} vs {player2.name}", unit="ply", disable=not progress,
                leave=False, dynamic_ncols=True)
     bar.set_postfix_str(f"games 0/{games}", refresh=False)
     finished = 0

@@ -21,15 +21,23 @@ from conhex_zero.agents.evaluators import Evaluator
 from conhex_zero.env.state import State
 from conhex_zero.env.tactics import Tactics
 from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.search.lean import LeanSearch, LeanTree
 from conhex_zero.search.mcts import RootInput, SearchConfig, SearchOutput, Searcher, Transition
+
+LEAN_MAX_BATCH = 4
+"""Players (``agents.players``) search up to this many positions with the lean search
+(``search.lean``: a NumPy tree, several leaves per network call), where a person waits for one
+position; more, and every search of self-play, analyses and reviews, with the batched, sync-free
+tensor search."""
 
 
 class GameSearch:
     def __init__(self, env: VecEnv, evaluator: Evaluator, config: SearchConfig, tactics: bool = True,
-                 persistent: bool = False):
+                 persistent: bool = False, lean_max_batch: int = 0):
         self.env, self.evaluator = env, evaluator
         self.tactics = Tactics(env) if tactics else None
         self.persistent = persistent
+        self.lean_max_batch = lean_max_batch  # searches of up to this many positions go to the lean search
         self.config = config
 
     @property
@@ -41,6 +49,7 @@ class GameSearch:
         """A new config takes a new ``Searcher`` (buffers and CUDA graphs belong to one config)."""
         self._config = config
         self.searcher = Searcher(self.recurrent, config, persistent=self.persistent)
+        self.lean = LeanSearch(self.recurrent, config, leaves_per_call=config.leaves_per_call)
 
     def root(self, state: State, exclude: Tensor | None = None) -> RootInput:
         """The search's root; ``exclude`` (``[B, A]`` bool) removes actions from consideration."""
@@ -77,8 +86,13 @@ class GameSearch:
                           reward=reward, discount=discount, proven=proven)
 
     def run(self, state: State, keys: Tensor, exclude: Tensor | None = None,
-            on_simulation: Callable[[int], None] | None = None) -> SearchOutput:
+            on_simulation: Callable[[int], None] | None = None,
+            keep: list[LeanTree | None] | None = None) -> SearchOutput:
         """Search every (running) game of ``state``; ``exclude`` [B, A] bars root actions (each
-        game must keep at least one legal action)."""
+        game must keep at least one legal action). Up to ``lean_max_batch`` games go to the lean
+        search, which continues ``keep``'s trees (``search.lean.subtree``) where given."""
         with torch.no_grad():
-            return self.searcher.run(self.root(state, exclude), keys, on_simulation)
+            root = self.root(state, exclude)
+            if state.batch_size <= self.lean_max_batch and not self.persistent:
+                return self.lean.run(root, keys, on_simulation, keep=keep)
+            return self.searcher.run(root, keys, on_simulation)

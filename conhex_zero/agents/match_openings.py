@@ -78,7 +78,7 @@ def check_opening_length(game: Game, plies: int) -> None:
     if plies < 0:
         raise OpeningError("an opening has 0 or more plies")
     if plies >= game.num_holes:
-        raise OpeningError(f"{game.spec}: an opening of {plies} plies would fill the board of {game.num_holes} holes")
+        raise OpeningError(f"{game.spec}: an opening of {plies} plies would fill the board of {game.num_holes} {game.board.hole_word}s")
 
 
 def _enumerate(env: VecEnv, canon: GameCanon, plies: int) -> list[tuple[int, ...]]:

@@ -20,7 +20,7 @@ import torch
 from torch import Tensor
 
 from conhex_zero.agents.evaluators import NetworkEvaluator, RolloutEvaluator, position_keys
-from conhex_zero.agents.game_search import GameSearch
+from conhex_zero.agents.game_search import LEAN_MAX_BATCH, GameSearch
 from conhex_zero.agents.search_configs import play_config
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
@@ -99,11 +99,12 @@ def rollout_config(simulations: int, root_noise: bool = False) -> SearchConfig:
     once before any is revisited; ``root_noise`` adds Dirichlet noise (for varied analysis games)."""
     return SearchConfig(scheme="puct", num_simulations=simulations, c_puct=ROLLOUT_C_PUCT, fpu=1.0,
                         dirichlet_fraction=0.25 if root_noise else 0.0, dirichlet_alpha=0.3,
-                        solver=False)  # the fixed reference stays as it was measured
+                        solver=False, leaves_per_call=1)  # the fixed reference stays as it was measured
 
 
 def rollout_player(env: VecEnv, simulations: int, seed: int = 0, root_noise: bool = False) -> SearchPlayer:
-    gs = GameSearch(env, RolloutEvaluator(env, seed=seed), rollout_config(simulations, root_noise), tactics=False)
+    gs = GameSearch(env, RolloutEvaluator(env, seed=seed), rollout_config(simulations, root_noise), tactics=False,
+                    lean_max_batch=LEAN_MAX_BATCH)  # one leaf per call there: the same results either way
     return SearchPlayer(env, gs, f"mcts-rollout:{simulations}", seed)
 
 
@@ -119,7 +120,7 @@ def network_player(env: VecEnv, source: GraphNet | str | Path, simulations: int 
         model = load_checkpoint(source, env.device).model
         name = name or str(source)
     config = config or play_config(simulations)
-    gs = GameSearch(env, NetworkEvaluator(model, env), config, tactics=True)
+    gs = GameSearch(env, NetworkEvaluator(model, env), config, tactics=True, lean_max_batch=LEAN_MAX_BATCH)
     label = name if isinstance(source, GraphNet) else f"{name}:sims={config.num_simulations}"
     return SearchPlayer(env, gs, label, seed)
 

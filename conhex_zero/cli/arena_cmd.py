@@ -164,7 +164,8 @@ def run(args: argparse.Namespace) -> int:
     width = max(len(n) for n in result.players)
     for k, key in enumerate(("player1", "player2")):
         first, second = result.wins_by_colour[key]
-        print(f"  {result.players[k]:<{width}}  {result.wins[k]:>5} wins   (moving first {first}, second {second})")
+        print(f"  {result.players[k]:<{width}}  {plural(result.wins[k], 'win'):>10}   "
+              f"(moving first {first}, second {second})")
     if result.distinct_games < result.games:
         print(f"score of {result.players[0]}: {result.score:.3f} over all games; over the "
               f"{result.distinct_games} distinct games {result.distinct_score:.3f} [{low:.3f}, {high:.3f}]   "

@@ -89,7 +89,7 @@ def check_output(path: str | None, suffix: str, option: str) -> Path | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
+    from conhex_zero.progress import progress_bar
 
     from conhex_zero.analysis.openings import analyse_moves
     from conhex_zero.analysis.pictures import draw_openings_map
@@ -136,16 +136,16 @@ def run(args: argparse.Namespace) -> int:
 
     legal = int(env.legal_mask(state)[0].sum())
     efforts = f"{args.sims}" + (f" and {compare}" if compare else "")
-    bars = {"search": tqdm(total=args.sims + compare, desc=f"searching {legal} moves x {args.repeats} ({efforts} sims)",
-                           unit="sim", disable=args.quiet, leave=False)}
+    bars = {"search": progress_bar(total=args.sims + compare, unit="sim", disable=args.quiet, leave=False,
+                                   desc=f"searching {legal} moves x {args.repeats} ({efforts} sims)")}
 
     def solved(k: int) -> None:
         # The exact solver runs after the search (k = 0 before its first move): swap the search's
         # bar for the solver's, since a 5x5 position a move or two deep can take seconds.
         if "exact" not in bars:
             bars["search"].close()
-            bars["exact"] = tqdm(total=legal, desc=f"solving {legal} moves exactly", unit="move",
-                                 disable=args.quiet, leave=False)
+            bars["exact"] = progress_bar(total=legal, desc=f"solving {legal} moves exactly", unit="move",
+                                         disable=args.quiet, leave=False)
         bars["exact"].update(k - bars["exact"].n)
 
     try:

@@ -108,6 +108,10 @@ class SearchConfig:
     solver: bool = True
     """Proven values (MCTS-solver, see the module docstring): exact results found by the search
     are propagated and never searched again."""
+    leaves_per_call: int = 16
+    """The lean search of a few positions (``search.lean``, used by ``GameSearch`` up to
+    ``LEAN_MAX_BATCH`` positions): leaves evaluated per network call, spread by virtual losses
+    (1: exactly the batched search's simulations, one network call each)."""
 
     def __post_init__(self) -> None:
         if self.scheme not in ("gumbel", "puct"):
@@ -118,6 +122,8 @@ class SearchConfig:
             raise ValueError("max_depth must be at least 1")
         if self.q_range not in ("fixed", "minmax"):
             raise ValueError(f"q_range {self.q_range!r}: expected 'fixed' or 'minmax'")
+        if self.leaves_per_call < 1:
+            raise ValueError("leaves_per_call must be at least 1")
         if not 0.0 <= self.prior_mix <= 1.0:
             raise ValueError(f"prior_mix {self.prior_mix}: expected a weight in [0, 1]")
 
@@ -157,6 +163,7 @@ class SearchOutput:
     tree: Tree
     root_proven: Tensor | None = None  # [B] int8 the root's proven result for its player to move (0 unknown)
     edge_proven: Tensor | None = None  # [B, A] int8 each root action's proven result for the mover (0 unknown)
+    lean_trees: list | None = None  # the lean search's own trees (search.lean), to keep for the next move
 
     @property
     def action_value(self) -> Tensor:
@@ -437,40 +444,45 @@ class _Search:
 
     # --------------------------------------------------------------- outputs
     def outputs(self) -> SearchOutput:
-        t, cfg = self.tree, self.cfg
-        root = torch.zeros(t.batch_size, dtype=torch.long, device=self.device)
-        n, w = t.rows(t.edge_visits, root), t.rows(t.edge_value, root)
-        legal = t.rows(t.legal, root)
-        proven = t.rows(t.edge_proven, root)
-        selectable = legal
-        if cfg.solver:  # proven edges exact; a proven win is played, a proven loss only if all lose
-            w, selectable = with_proofs(n, w, legal, proven)
-        visit_probs = n / n.sum(1, keepdim=True).clamp(min=1)
-        if cfg.scheme == "gumbel":
-            logits, prior = t.rows(t.logits, root), t.rows(t.prior, root)
-            sigma = rules.sigma_completed_q(n, w, prior, selectable, t.raw_value[:, 0], cfg.c_visit, cfg.c_scale,
-                                            cfg.q_range == "fixed", cfg.q_min_spread)
-            target = rules.masked_softmax(logits + sigma, selectable)
-            score = torch.where(selectable, self.gumbel + logits + sigma, -INF)
-            most = torch.where(selectable, n, -1.0).amax(1, keepdim=True)
-            action = torch.where(n == most, score, -INF).argmax(1)
-        else:
-            target = visit_probs
-            action = torch.where(selectable, n + 1e-3 * t.rows(t.prior, root), -INF).argmax(1)
-        root_proven = t.proven[:, 0]
-        mean = t.value_sum[:, 0] / t.visits[:, 0]
-        return SearchOutput(
-            action=action,
-            visit_counts=n,
-            visit_probs=visit_probs,
-            policy_target=target,
-            root_value=torch.where(root_proven != 0, root_proven.float(), mean),
-            q_values=w / n.clamp(min=1),
-            pv=principal_variation(t, action, cfg.pv_depth),
-            tree=t,
-            root_proven=root_proven,
-            edge_proven=proven,
-        )
+        return search_outputs(self.tree, self.cfg, self.gumbel)
+
+
+def search_outputs(t: Tree, cfg: SearchConfig, gumbel: Tensor) -> SearchOutput:
+    """The results of finished searches from their tree (``gumbel`` ``[B, A]``: the root noise)."""
+    device = t.visits.device
+    root = torch.zeros(t.batch_size, dtype=torch.long, device=device)
+    n, w = t.rows(t.edge_visits, root), t.rows(t.edge_value, root)
+    legal = t.rows(t.legal, root)
+    proven = t.rows(t.edge_proven, root)
+    selectable = legal
+    if cfg.solver:  # proven edges exact; a proven win is played, a proven loss only if all lose
+        w, selectable = with_proofs(n, w, legal, proven)
+    visit_probs = n / n.sum(1, keepdim=True).clamp(min=1)
+    if cfg.scheme == "gumbel":
+        logits, prior = t.rows(t.logits, root), t.rows(t.prior, root)
+        sigma = rules.sigma_completed_q(n, w, prior, selectable, t.raw_value[:, 0], cfg.c_visit, cfg.c_scale,
+                                        cfg.q_range == "fixed", cfg.q_min_spread)
+        target = rules.masked_softmax(logits + sigma, selectable)
+        score = torch.where(selectable, gumbel + logits + sigma, -INF)
+        most = torch.where(selectable, n, -1.0).amax(1, keepdim=True)
+        action = torch.where(n == most, score, -INF).argmax(1)
+    else:
+        target = visit_probs
+        action = torch.where(selectable, n + 1e-3 * t.rows(t.prior, root), -INF).argmax(1)
+    root_proven = t.proven[:, 0]
+    mean = t.value_sum[:, 0] / t.visits[:, 0]
+    return SearchOutput(
+        action=action,
+        visit_counts=n,
+        visit_probs=visit_probs,
+        policy_target=target,
+        root_value=torch.where(root_proven != 0, root_proven.float(), mean),
+        q_values=w / n.clamp(min=1),
+        pv=principal_variation(t, action, cfg.pv_depth),
+        tree=t,
+        root_proven=root_proven,
+        edge_proven=proven,
+    )
 
 
 class Searcher:

@@ -342,7 +342,7 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
             tm = learner.train(replay, steps, config.replay.symmetries, bar)
         if steps and not all(math.isfinite(tm[k]) for k in ("train/total_loss", "train/grad_norm")):
             after = (f"the last good state is in {run.path} (resume it with a lower optim.lr=...)" if run.resumable
-                     else f"no state had been saved yet (start the run again with a lower optim.lr=...)")
+                     else "no state had been saved yet (start the run again with a lower optim.lr=...)")
             raise TrainingDiverged(
                 f"iteration {iteration}: the training loss is {tm['train/total_loss']} (not finite): the network "
                 f"diverged (optim.lr={config.optim.lr} too high?); nothing of this iteration was saved, {after}")

@@ -1,0 +1,476 @@
+"""A lean search for one position (or a few) on the CPU: the tree in NumPy, several leaves per
+network call.
+
+The batched search (``mcts.py``) advances thousands of searches in lockstep with a fixed sequence
+of about 2,900 tensor ops per simulation; one position cannot amortise them (80 simulations/s for
+ConHex at batch 1). Where a person waits for one position (play, GTP, the page, a review), this
+search does the same thing leanly:
+
+* the tree is NumPy arrays in the batched tree's layout (``tree.Tree``: the same child codes,
+  proofs, statistics), walked in Python one node row at a time, so a descent costs a few NumPy
+  calls per level instead of hundreds of tensor ops per simulation;
+* up to ``leaves_per_call`` descents (fewer while the tree is small: a quarter of the simulations
+  done so far) run before one batched call of the rules and the network for all their new leaves.
+  Each pending descent adds a *virtual visit* to the edges of its path (a visit at the edge's
+  current mean value): the rules' visit terms send the next descents of the batch elsewhere, while
+  no value is misstated (a virtual *loss* of -1 was tried and lost tactics that the batched search
+  finds); the real visits replace them when the values arrive. With ``leaves_per_call = 1`` the
+  search is the batched search's, simulation by simulation (tested: the same moves, visit counts
+  and values); with more it gives the same results in distribution (tested against the exact
+  solver on Hex 5x5: as many right, as close to the truth);
+* everything else is the same ``SearchConfig``: PUCT or Gumbel (root candidates by Gumbel-top-k
+  with sequential halving, counting pending visits; the deterministic in-tree rule), completed Q,
+  ``prior_mix``, ``max_depth`` and proven values (MCTS-solver), with the same rules as ``select.py``.
+
+A tree can be kept: ``subtree(out, actions)`` cuts the search's tree at the node reached by
+``actions`` and ``run(..., keep=subtree)`` continues the search from it (visits, values and proofs),
+adding ``num_simulations`` more.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from conhex_zero.search import rng
+from conhex_zero.search.halving import considered_visits
+from conhex_zero.search.mcts import RecurrentFn, RootInput, SearchConfig, SearchOutput, search_outputs
+from conhex_zero.search.pytree import tree_map
+from conhex_zero.search.tree import NEG, UNEXPANDED, Tree
+
+EPS = 1e-12
+RAMP = 4
+"""While the tree is small, a batch holds at most (simulations done) / RAMP leaves."""
+
+
+@dataclass
+class LeanTree:
+    """One search's tree as NumPy arrays (node rows of A edges) and its node states."""
+
+    children: np.ndarray  # [C, A] int64 child codes (tree.py)
+    edge_visits: np.ndarray  # [C, A] float32
+    edge_value: np.ndarray  # [C, A] float32 (parent's view)
+    edge_proven: np.ndarray  # [C, A] int8
+    logits: np.ndarray  # [C, A] float32
+    prior: np.ndarray  # [C, A] float32
+    legal: np.ndarray  # [C, A] bool
+    visits: np.ndarray  # [C] float32
+    value_sum: np.ndarray  # [C] float32
+    raw_value: np.ndarray  # [C] float32
+    reward: np.ndarray  # [C] float32
+    discount: np.ndarray  # [C] float32
+    proven: np.ndarray  # [C] int8
+    proven_edges: np.ndarray  # [C] int32: how many of the node's edges are proven (0: skip the solver's rule)
+    parent: np.ndarray  # [C] int64
+    action: np.ndarray  # [C] int64
+    count: int  # nodes in use
+    embeddings: Any  # node states, leaves [C, ...] (torch)
+
+    @property
+    def capacity(self) -> int:
+        return self.visits.shape[0]
+
+
+def _empty(capacity: int, A: int, embedding: Any) -> LeanTree:
+    f32 = np.float32
+    return LeanTree(
+        children=np.full((capacity, A), UNEXPANDED, dtype=np.int64),
+        edge_visits=np.zeros((capacity, A), f32), edge_value=np.zeros((capacity, A), f32),
+        edge_proven=np.zeros((capacity, A), np.int8), logits=np.full((capacity, A), NEG, f32),
+        prior=np.zeros((capacity, A), f32), legal=np.zeros((capacity, A), bool),
+        visits=np.zeros(capacity, f32), value_sum=np.zeros(capacity, f32), raw_value=np.zeros(capacity, f32),
+        reward=np.zeros(capacity, f32), discount=np.zeros(capacity, f32), proven=np.zeros(capacity, np.int8),
+        proven_edges=np.zeros(capacity, np.int32), parent=np.full(capacity, -1, np.int64), action=np.full(capacity, -1, np.int64), count=1,
+        embeddings=tree_map(lambda t: t.new_zeros((capacity,) + tuple(t.shape[1:])), embedding))
+
+
+def _masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    x = np.where(legal, logits, NEG)
+    x = np.exp(x - x.max())
+    x = x * legal
+    return x / max(x.sum(), EPS)
+
+
+class _Rules:
+    """``select.py``'s rules for one node row (NumPy), with the solver's view of proven edges."""
+
+    def __init__(self, cfg: SearchConfig):
+        self.cfg = cfg
+
+    def proofs(self, n: np.ndarray, w: np.ndarray, legal: np.ndarray, proven: np.ndarray,
+               any_proven: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        if not self.cfg.solver or not any_proven:
+            return w, legal
+        exact = np.where(proven != 0, proven * n, w).astype(np.float32)
+        wins = legal & (proven > 0)
+        if wins.any():
+            return exact, wins
+        open_ = legal & (proven == 0)
+        return exact, (open_ if open_.any() else legal)
+
+    def sigma(self, n: np.ndarray, w: np.ndarray, prior: np.ndarray, legal: np.ndarray, raw: float) -> np.ndarray:
+        cfg = self.cfg
+        visited = n > 0
+        q = w / np.maximum(n, 1)
+        total = float(n.sum())
+        seen = prior * visited
+        pi_seen = float(seen.sum())
+        mean_seen = float((seen * q).sum()) / max(pi_seen, EPS)
+        v_mix = (raw + total * mean_seen) / (1 + total)
+        completed = np.where(visited, q, v_mix)
+        if cfg.q_range == "fixed":
+            return (cfg.c_visit + float(n.max())) * cfg.c_scale * 0.5 * (completed + 1)
+        else:
+            lo, hi = np.where(legal, completed, np.inf).min(), np.where(legal, completed, -np.inf).max()
+            scaled = (completed - lo) / max(hi - lo, cfg.q_min_spread, 1e-8)
+        return (cfg.c_visit + n.max()) * cfg.c_scale * scaled
+
+    def interior(self, n: np.ndarray, w: np.ndarray, logits: np.ndarray, prior: np.ndarray, legal: np.ndarray,
+                 raw: float, node_mean: float, all_legal: bool = False) -> int:
+        """The in-tree rule's action at one node (``all_legal``: ``legal`` is the node's whole legal
+        set, whose illegal logits are already ``NEG``, so no masking is needed)."""
+        cfg = self.cfg
+        if cfg.scheme == "gumbel":
+            if not n.any():  # a fresh node: sigma is the same for every action, the prior decides
+                return int(np.where(legal, logits, -np.inf).argmax())
+            sigma = self.sigma(n, w, prior, legal, raw)
+            x = logits + sigma
+            if not all_legal:
+                x = np.where(legal, x, NEG)
+            e = np.exp(x - x.max())
+            score = e / e.sum() - n / (1 + n.sum())
+            return int((score if all_legal else np.where(legal, score, -np.inf)).argmax())
+        unvisited = node_mean if cfg.fpu is None else cfg.fpu
+        q = np.where(n > 0, w / np.maximum(n, 1), unvisited)
+        score = q + cfg.c_puct * prior * np.sqrt(max(n.sum(), 1.0)) / (1 + n)
+        return int(np.where(legal, score, -np.inf).argmax())
+
+
+class LeanSearch:
+    """Searches a few positions on the CPU (see the module docstring); ``run`` as ``Searcher.run``."""
+
+    def __init__(self, recurrent_fn: RecurrentFn, config: SearchConfig, leaves_per_call: int = 16):
+        self.recurrent_fn, self.config = recurrent_fn, config
+        self.leaves_per_call = max(1, leaves_per_call)
+        self.ramp = RAMP
+        self.rules = _Rules(config)
+
+    # ----------------------------------------------------------------- run
+    def run(self, root: RootInput, keys: Tensor, on_simulation: Callable[[int], None] | None = None,
+            keep: list[LeanTree | None] | None = None) -> SearchOutput:
+        """``config.num_simulations`` more simulations for every root (from ``keep``'s trees where
+        given); the output's ``lean_trees`` can be cut with ``subtree`` for the next move."""
+        cfg = self.config
+        B, A = root.logits.shape
+        trees = []
+        for b in range(B):
+            kept = keep[b] if keep is not None and b < len(keep) else None
+            trees.append(self._start(root, b, kept, keys[b:b + 1]))
+        gumbel = (rng.gumbel(rng.fold(keys, 1), 0, A) * cfg.gumbel_scale).cpu() if cfg.scheme == "gumbel" \
+            else torch.zeros(B, A)
+        self._gumbel = gumbel.numpy().astype(np.float32)
+        self._first_sim = [int(t.edge_visits[0].sum()) for t in trees]  # kept visits count as done
+        done = 0
+        while done < cfg.num_simulations:
+            # Few leaves at a time while the tree is small (its first moves decide most), the full
+            # batch once it has grown: ``done // 4`` leaves, at least 1, at most leaves_per_call.
+            k = min(self.leaves_per_call, max(1, done // self.ramp), cfg.num_simulations - done)
+            self._batch(trees, done, k)
+            if on_simulation is not None:  # after the k-th simulation, for every k of the batch
+                for sim in range(done + 1, done + k + 1):
+                    on_simulation(sim)
+            done += k
+        out = search_outputs(self._as_tree(trees), cfg, gumbel)
+        out.lean_trees = trees
+        return out
+
+    def _start(self, root: RootInput, b: int, kept: LeanTree | None, key: Tensor) -> LeanTree:
+        """A tree for root ``b``: the kept subtree grown to fit, or a fresh one."""
+        cfg = self.config
+        A = root.logits.shape[1]
+        embedding = tree_map(lambda t: t[b:b + 1], root.embedding)
+        need = cfg.num_simulations + 2
+        if kept is not None:
+            tree = _grow(kept, kept.count + need)
+        else:
+            tree = _empty(need, A, embedding)
+        legal = root.legal[b].bool().cpu().numpy()
+        logits = np.where(legal, root.logits[b].float().cpu().numpy(), NEG).astype(np.float32)
+        prior = _masked_softmax(logits, legal)
+        if cfg.scheme == "puct" and cfg.dirichlet_fraction > 0:
+            noise = rng.dirichlet(rng.fold(key, 2), 0, torch.from_numpy(legal)[None], cfg.dirichlet_alpha)[0].numpy()
+            prior = (1 - cfg.dirichlet_fraction) * prior + cfg.dirichlet_fraction * noise
+        tree.logits[0], tree.prior[0], tree.legal[0] = logits, prior.astype(np.float32), legal
+        value = float(root.value[b])
+        tree.raw_value[0] = value
+        if kept is None:
+            tree.value_sum[0], tree.visits[0] = value, 1.0
+        if root.proven is not None and cfg.solver:
+            tree.proven[0] = int(root.proven[b])
+        tree_map(lambda store, v: store.__setitem__(slice(0, 1), v), tree.embeddings, embedding)
+        return tree
+
+    # ------------------------------------------------------------- a batch
+    def _batch(self, trees: list[LeanTree], done: int, k: int) -> None:
+        """``k`` descents per tree with virtual visits, one call for all new leaves, then backups."""
+        descents = []  # (tree index, path [(node, action)])
+        pending: list[dict[int, dict[int, int]]] = [{} for _ in trees]  # per tree: node -> action -> visits
+        for b, tree in enumerate(trees):
+            for j in range(k):
+                path = self._descend(tree, b, done + j, pending[b])
+                if j + 1 < k:
+                    for node, a in path:
+                        row = pending[b].setdefault(node, {})
+                        row[a] = row.get(a, 0) + 1
+                descents.append((b, path))
+        # New leaves: unexpanded leaf edges, each expanded once.
+        expand: dict[tuple[int, int, int], int] = {}
+        for b, path in descents:
+            node, a = path[-1]
+            if trees[b].children[node, a] == UNEXPANDED and (b, node, a) not in expand:
+                expand[(b, node, a)] = len(expand)
+        if expand:
+            self._expand(trees, list(expand))
+        for b, path in descents:
+            self._backup(trees[b], path)
+
+    def _descend(self, tree: LeanTree, b: int, sim: int, pending: dict) -> list[tuple[int, int]]:
+        """Edges from the root to a leaf edge (unexpanded, terminal, proven) or ``max_depth``."""
+        cfg = self.config
+        path = []
+        node = 0
+        for depth in range(cfg.max_depth):
+            a = self._root_action(tree, b, sim, pending) if depth == 0 and cfg.scheme == "gumbel" \
+                else self._choose(tree, node, pending)
+            path.append((node, a))
+            code = int(tree.children[node, a])
+            if code < 0:  # unexpanded, or terminal/proven: the descent stops
+                break
+            node = code
+        return path
+
+    def _row(self, tree: LeanTree, node: int, pending: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, bool]:
+        """Edge visits and values of ``node`` with the pending virtual losses, its selectable edges,
+        its pending visits, and whether the selectable edges are all its legal ones."""
+        n = tree.edge_visits[node]
+        w = tree.edge_value[node]
+        waiting = pending.get(node)
+        extra = 0
+        if waiting:
+            n, w = n.copy(), w.copy()
+            for a, count in waiting.items():
+                # A pending visit counts as a visit at the edge's current mean (a virtual visit,
+                # not a virtual loss): the rules' visit terms spread the batch's descents, while no
+                # edge's value is misstated while its real value is on its way.
+                q = w[a] / n[a] if n[a] > 0 else 0.0
+                n[a] += count
+                w[a] += count * q
+                extra += count
+        proofs = bool(tree.proven_edges[node])
+        w, selectable = self.rules.proofs(n, w, tree.legal[node], tree.edge_proven[node], proofs)
+        return n, w, selectable, extra, not proofs
+
+    def _choose(self, tree: LeanTree, node: int, pending: dict) -> int:
+        n, w, selectable, extra, all_legal = self._row(tree, node, pending)
+        mean = tree.value_sum[node] / max(tree.visits[node], 1.0)
+        return self.rules.interior(n, w, tree.logits[node], tree.prior[node], selectable, float(tree.raw_value[node]),
+                                   float(mean), all_legal)
+
+    def _root_action(self, tree: LeanTree, b: int, sim: int, pending: dict) -> int:
+        """Gumbel's root: among the candidates due for a visit (sequential halving, pending visits
+        counted), the best g + logits + sigma."""
+        cfg = self.config
+        n, w, selectable, _, _ = self._row(tree, 0, pending)
+        sigma = self.rules.sigma(n, w, tree.prior[0], selectable, float(tree.raw_value[0]))
+        m = min(int(tree.legal[0].sum()), cfg.max_considered)
+        schedule = considered_visits(m, cfg.num_simulations + self._first_sim[b])
+        index = min(sim + self._first_sim[b], len(schedule) - 1)
+        target = schedule[index] if schedule else 0
+        score = np.where(selectable, self._gumbel[b] + tree.logits[0] + sigma, -np.inf)
+        due = np.where(n == target, score, -np.inf)
+        return int(due.argmax()) if np.isfinite(due.max()) else int(score.argmax())
+
+    def _expand(self, trees: list[LeanTree], edges: list[tuple[int, int, int]]) -> None:
+        """One ``recurrent_fn`` call for the new leaves ``(tree, node, action)``; their rows written."""
+        cfg = self.config
+        by_tree: dict[int, list[int]] = {}
+        for i, (b, _, _) in enumerate(edges):
+            by_tree.setdefault(b, []).append(i)
+        order = [i for b in sorted(by_tree) for i in by_tree[b]]  # the leaves grouped by tree
+        edges = [edges[i] for i in order]
+        parts = [tree_map(lambda store, b=b: store.index_select(0, torch.tensor([edges[i][1] for i in range(len(edges))
+                                                                                    if edges[i][0] == b])),
+                          trees[b].embeddings) for b in sorted(by_tree)]
+        parent = parts[0] if len(parts) == 1 else tree_map(lambda *xs: torch.cat(xs), *parts)
+        actions = torch.tensor([a for _, _, a in edges], dtype=torch.long)
+        out = self.recurrent_fn(parent, actions)
+        legal = out.legal.bool().cpu().numpy()
+        logits = np.where(legal, out.logits.float().cpu().numpy(), NEG).astype(np.float32)
+        value = out.value.float().cpu().numpy()
+        reward = out.reward.float().cpu().numpy()
+        discount = out.discount.float().cpu().numpy()
+        proven = (np.zeros(len(edges), np.int8) if out.proven is None
+                  else out.proven.to(torch.int8).cpu().numpy())
+        new_rows: dict[int, list[int]] = {}
+        for i, (b, node, a) in enumerate(edges):
+            tree = trees[b]
+            if tree.count >= tree.capacity:
+                raise RuntimeError("lean search tree is full")  # capacity is simulations + 2: never
+            new = tree.count
+            tree.count += 1
+            new_rows.setdefault(b, []).append(new)
+            prior = _masked_softmax(logits[i], legal[i])
+            row_logits = logits[i]
+            if cfg.prior_mix > 0:
+                uniform = legal[i] / max(legal[i].sum(), 1)
+                prior = (1 - cfg.prior_mix) * prior + cfg.prior_mix * uniform
+                row_logits = np.where(legal[i], np.log(np.maximum(prior, 1e-30)), NEG).astype(np.float32)
+            ended = discount[i] == 0
+            tree.logits[new], tree.prior[new], tree.legal[new] = row_logits, prior.astype(np.float32), legal[i]
+            tree.raw_value[new] = 0.0 if ended else value[i]
+            tree.reward[new], tree.discount[new] = reward[i], discount[i]
+            tree.parent[new], tree.action[new] = node, a
+            stops = ended
+            if cfg.solver:
+                node_proof = 0 if ended else int(proven[i])
+                tree.proven[new] = node_proof
+                edge_proof = int(np.sign(reward[i])) if ended else int(discount[i]) * node_proof
+                tree.edge_proven[node, a] = edge_proof
+                tree.proven_edges[node] += edge_proof != 0
+                stops = ended or edge_proof != 0
+            tree.children[node, a] = -2 - new if stops else new
+        start = 0
+        for b in sorted(new_rows):
+            rows = torch.tensor(new_rows[b])
+            count = len(new_rows[b])
+            tree_map(lambda store, v: store.index_copy_(0, rows, v[start:start + count]), trees[b].embeddings,
+                     out.embedding)
+            start += count
+
+    def _backup(self, tree: LeanTree, path: list[tuple[int, int]]) -> None:
+        """The leaf's value (its proof if it has one) up the path; then proofs up the path."""
+        node, a = path[-1]
+        code = int(tree.children[node, a])  # expanded by now; or, past max_depth, an inner node
+        leaf = code if code >= 0 else -2 - code
+        fresh = tree.visits[leaf] == 0
+        g = tree.raw_value[leaf] if fresh else tree.value_sum[leaf] / tree.visits[leaf]
+        if self.config.solver and tree.proven[leaf] != 0:
+            g = float(tree.proven[leaf])
+        tree.visits[leaf] += 1
+        tree.value_sum[leaf] += g
+        q = tree.reward[leaf] + tree.discount[leaf] * g
+        for node, a in reversed(path):
+            tree.edge_visits[node, a] += 1
+            tree.edge_value[node, a] += q
+            tree.visits[node] += 1
+            tree.value_sum[node] += q
+            q = tree.discount[node] * q  # the return of the edge into ``node`` (its parent's view)
+        if self.config.solver:
+            self._prove(tree, path)
+
+    def _prove(self, tree: LeanTree, path: list[tuple[int, int]]) -> None:
+        """Proofs up the path: a node whose edges prove it passes its result to the edge above."""
+        for depth in range(len(path) - 1, -1, -1):
+            node, _ = path[depth]
+            if tree.proven[node] != 0:
+                continue
+            row, legal = tree.edge_proven[node], tree.legal[node]
+            if ((row > 0) & legal).any():
+                result = 1
+            elif ((row < 0) | ~legal).all():
+                result = -1
+            else:
+                return  # nothing new here, so nothing new above
+            tree.proven[node] = result
+            if depth:
+                up_node, up_a = path[depth - 1]
+                tree.edge_proven[up_node, up_a] = int(tree.discount[node]) * result
+                tree.proven_edges[up_node] += 1
+                tree.children[up_node, up_a] = -2 - node
+
+    # ------------------------------------------------------------ outputs
+    def _as_tree(self, trees: list[LeanTree]) -> Tree:
+        """The trees in ``tree.Tree``'s layout ``[B, N, A]`` (a copy, padded to the largest)."""
+        N = max(t.count for t in trees) + 1
+
+        def stack(field: str, fill) -> Tensor:
+            rows = []
+            for t in trees:
+                x = getattr(t, field)[:N]
+                if x.shape[0] < N:
+                    pad = np.full((N - x.shape[0],) + x.shape[1:], fill, dtype=x.dtype)
+                    x = np.concatenate([x, pad])
+                rows.append(x)
+            return torch.from_numpy(np.stack(rows))
+
+        embeddings = tree_map(lambda *xs: torch.cat([x[:N] for x in xs]), *[t.embeddings for t in trees])
+        return Tree(
+            logits=stack("logits", NEG), prior=stack("prior", 0), legal=stack("legal", False),
+            children=stack("children", UNEXPANDED), edge_visits=stack("edge_visits", 0),
+            edge_value=stack("edge_value", 0), edge_proven=stack("edge_proven", 0),
+            next_edge=torch.zeros(len(trees), N, dtype=torch.long), visits=stack("visits", 0),
+            value_sum=stack("value_sum", 0), proven=stack("proven", 0), raw_value=stack("raw_value", 0),
+            reward=stack("reward", 0), discount=stack("discount", 0), parent=stack("parent", -1),
+            action=stack("action", -1), node_count=torch.tensor([t.count for t in trees]), embeddings=embeddings)
+
+
+def _grow(tree: LeanTree, capacity: int) -> LeanTree:
+    """``tree`` with room for ``capacity`` nodes (the same object when it has it already)."""
+    if tree.capacity >= capacity:
+        return tree
+    extra = capacity - tree.capacity
+    A = tree.children.shape[1]
+    more = _empty(extra, A, tree_map(lambda t: t[:1], tree.embeddings))
+    fields = {}
+    for name in ("children", "edge_visits", "edge_value", "edge_proven", "logits", "prior", "legal", "visits",
+                 "value_sum", "raw_value", "reward", "discount", "proven", "proven_edges", "parent", "action"):
+        fields[name] = np.concatenate([getattr(tree, name), getattr(more, name)])
+    embeddings = tree_map(lambda a, b: torch.cat([a, b]), tree.embeddings, more.embeddings)
+    return LeanTree(**fields, count=tree.count, embeddings=embeddings)
+
+
+def subtree(tree: LeanTree, actions: list[int]) -> LeanTree | None:
+    """The part of ``tree`` below the node that ``actions`` (from its root) lead to, renumbered with
+    that node as the root; None when the tree does not reach that far or the node is terminal."""
+    node = 0
+    for a in actions:
+        code = int(tree.children[node, a])
+        if code == UNEXPANDED:
+            return None
+        node = code if code >= 0 else -2 - code
+        if tree.discount[node] == 0:
+            return None  # a finished game: nothing to search
+    # Breadth-first from the new root: old index -> new index.
+    order = [node]
+    index = {node: 0}
+    i = 0
+    while i < len(order):
+        row = tree.children[order[i]]
+        for code in row[row != UNEXPANDED]:
+            child = int(code) if code >= 0 else -2 - int(code)
+            if child not in index:
+                index[child] = len(order)
+                order.append(child)
+        i += 1
+    old = np.array(order)
+    remap = np.full(tree.capacity + 1, UNEXPANDED, dtype=np.int64)
+    remap[old] = np.arange(len(old))
+    kept = _empty(len(old), tree.children.shape[1], tree_map(lambda t: t[:1], tree.embeddings))
+    for name in ("edge_visits", "edge_value", "edge_proven", "logits", "prior", "legal", "visits", "value_sum",
+                 "raw_value", "reward", "discount", "proven", "proven_edges", "action"):
+        getattr(kept, name)[:] = getattr(tree, name)[old]
+    codes = tree.children[old]
+    target = np.where(codes >= 0, codes, -2 - codes)
+    renumbered = remap[np.clip(target, 0, tree.capacity)]
+    kept.children[:] = np.where(codes == UNEXPANDED, UNEXPANDED, np.where(codes >= 0, renumbered, -2 - renumbered))
+    kept.parent[:] = np.where(tree.parent[old] >= 0, remap[np.clip(tree.parent[old], 0, tree.capacity)], -1)
+    kept.parent[0], kept.action[0] = -1, -1
+    kept.reward[0], kept.discount[0] = 0.0, 0.0
+    kept.count = len(old)
+    index_t = torch.from_numpy(old)
+    kept.embeddings = tree_map(lambda t: t.index_select(0, index_t), tree.embeddings)
+    return kept
