@@ -4,9 +4,11 @@
 
 Modes change what ``genmove`` answers: a legal move (good), an occupied cell (illegal), nonsense
 (garbage), nothing at all (silent: the caller must time out), an exit (crash), an error reply
-(error), or ``resign``.
+(error), or ``resign``. With ``FAKE_GTP_LOG=FILE`` in the environment every command received is
+appended to FILE (one line each), for tests that count what an engine was told.
 """
 
+import os
 import sys
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "good"
@@ -20,7 +22,12 @@ def reply(text="", ok=True):
     sys.stdout.flush()
 
 
+log = open(os.environ["FAKE_GTP_LOG"], "a") if os.environ.get("FAKE_GTP_LOG") else None
+
 for line in sys.stdin:
+    if log is not None:
+        log.write(line if line.endswith("\n") else line + "\n")
+        log.flush()
     parts = line.split()
     if not parts:
         continue

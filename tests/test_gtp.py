@@ -60,3 +60,36 @@ def test_an_engine_that_cannot_start():
     gtp = GTPPlayer(env, "/nonexistent/engine --flag", name="ghost", timeout=1)
     r = play_match(env, gtp, make_player("random", env, 1), 2, seed=0, progress=False)
     assert r.forfeits == 2 and "cannot start" in r.records[0].result
+
+
+def test_each_game_keeps_one_engine_and_a_named_engine_keeps_its_name(capsys, tmp_path, monkeypatch):
+    from conhex_zero.cli.main import main
+
+    log = tmp_path / "engine.log"
+    monkeypatch.setenv("FAKE_GTP_LOG", str(log))
+    records = tmp_path / "r.jsonl"
+    code = main(["arena", f"gtp@fake:{sys.executable} {FAKE} good", "random", "--game", "hex-4", "--games", "6",
+                 "--gtp-parallel", "2", "--records", str(records), "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0 and "gtp@fake" in out and str(FAKE) not in out
+    lines = log.read_text().splitlines()
+    # One clear_board per game: each game is played from start to end by one engine process, which
+    # is told only the new moves (the opening and each reply), never the whole game again.
+    assert sum(line.startswith("clear_board") for line in lines) == 6
+    import json
+
+    games = [json.loads(line) for line in records.read_text().splitlines()]
+    assert len(games) == 6 and all("gtp@fake" in (g["first"], g["second"]) for g in games)
+    plays = sum(line.startswith("play") for line in lines)
+    told = sum(len(g["moves"]) - sum(1 for i in range(len(g["moves"])) if g["first"] == "gtp@fake" and i % 2 == 0
+                                     and i >= g["opening"]) for g in games)
+    assert plays <= told  # never more moves than the games' moves the engine did not choose itself
+
+
+def test_an_unnamed_engine_is_named_after_its_program():
+    env = VecEnv("hex-4")
+    gtp = make_player(f"gtp:{sys.executable} {FAKE} good", env)
+    try:
+        assert gtp.name == f"gtp:{Path(sys.executable).name}"
+    finally:
+        gtp.close()

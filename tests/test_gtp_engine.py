@@ -5,6 +5,7 @@ import io
 import random
 import re
 import sys
+import time
 from pathlib import Path
 
 
@@ -181,17 +182,26 @@ def test_time_settings_are_accepted_and_cap_the_search():
     for bad in ("time_settings 1 2", "time_settings a 1 1", "time_settings -1 0 0", "time_settings 1 1 1.5",
                 "time_left b 10", "time_left x 10 0", "time_settings inf 0 0"):
         assert e.handle(bad).startswith("? "), bad
-    assert e._think_sims(0) is None  # no search timed yet: the configured simulations
+    e.handle("time_settings 300 10 5")
+    e.time_left = {}
+    # 300 s of main time over at least 4 (here 12 = 25 legal / 2) own moves left, times SAFETY
+    assert abs(e._think_seconds(0) - 0.8 * 300 / 12.5) < 1e-9
     assert re.fullmatch(r"= [a-e][1-5]\n\n", e.handle("genmove b"))
-    assert e.seconds_per_sim is not None and e.seconds_per_sim > 0
-    e.seconds_per_sim = 0.01
     e.handle("time_left w 1.0 0")  # 1 s for the rest of the game: about 0.8 / 12 s a move
-    assert 1 <= e._think_sims(1) <= 10
-    e.handle("time_left w 100 1")  # a byo-yomi period of 100 s for one move: no cap below 64
-    assert e._think_sims(1) == 64
+    assert 0.05 <= e._think_seconds(1) <= 0.1
+    e.handle("time_left w 0.001 0")  # nearly out of time: still the least a move is given
+    assert e._think_seconds(1) == 0.05
+    e.handle("time_left w 100 1")  # a byo-yomi period of 100 s for one move
+    assert abs(e._think_seconds(1) - 80.0) < 1e-9
+    e.handle("time_left w 0.5 1")
+    started = time.perf_counter()
     assert re.fullmatch(r"= [a-e][1-5]\n\n", e.handle("genmove w"))
+    assert time.perf_counter() - started < 5.0  # the deadline (0.4 s) ends the search, with slack for load
     e.handle("time_settings 0 1 0")  # GTP's "no time limit"
-    assert e._think_sims(1) is None
+    assert e._think_seconds(1) is None
+    own = GTPEngine(CKPT, game="hex-5", seconds=0.2)  # a checkpoint player's own clock caps the allocation
+    own.handle("time_settings 300 10 5")
+    assert own._think_seconds(0) == 0.2
 
 
 def test_fuzz_never_raises_and_errors_are_gtp_errors():

@@ -8,6 +8,7 @@ import torch
 
 from conhex_zero.agents.evaluators import NetworkEvaluator, UniformEvaluator
 from conhex_zero.agents.game_search import GameSearch
+from conhex_zero.agents.players import MAX_SIMULATIONS, network_player
 from conhex_zero.agents.search_configs import analysis_config, play_config
 from conhex_zero.analysis.solver import HexSolver
 from conhex_zero.env.state import State
@@ -131,3 +132,36 @@ def test_a_kept_subtree_is_the_part_of_the_tree_it_was_cut_from():
     # And the search goes on from it: its visits are kept and new ones added.
     more = gs.run(after, rng.make_keys(1, 1), keep=[kept])
     assert float(more.visit_counts[0].sum()) == float(kept.edge_visits[0].sum()) + 300
+
+
+def test_a_player_continues_its_tree_from_one_move_to_the_next():
+    """A checkpoint player's next search of a game starts from the subtree it had already grown
+    there: its root visits include the carried ones."""
+    env = VecEnv("hex-5")
+    player = network_player(env, HEX5, simulations=64, seed=3)
+    state = env.reset(1)
+    first = int(player.act(state, history=[[]])[0])
+    assert player.last_carried == [0]  # nothing kept yet
+    state = env.step(state, torch.tensor([first]))
+    reply = int(player.act(state, history=[[first]])[0])  # the chosen move: the most searched line
+    assert player.last_carried[0] > 0
+    state = env.step(state, torch.tensor([reply]))
+    player.act(state, history=[[first, reply]])
+    carried = player.last_carried[0]
+    assert carried > 0
+    assert int(player.last.visit_counts.sum()) >= carried
+    # an unrelated game (another history) finds no tree and starts fresh
+    player.act(env.reset(1), history=[[]])
+    assert player.last_carried == [0]
+
+
+def test_a_timed_player_stops_at_its_clock():
+    """``seconds`` bounds a move's search: a tiny clock ends the search long before its budget."""
+    env = VecEnv("hex-5")
+    player = network_player(env, HEX5, seed=3, seconds=0.05)
+    state = env.reset(2)
+    actions = player.act(state, history=[[], []])
+    assert bool(env.legal_mask(state).gather(1, actions[:, None]).all())
+    assert player.rate is not None and player.rate > 0  # measured from the timed searches
+    assert int(player.last.visit_counts.sum()) < MAX_SIMULATIONS
+    assert player.name.endswith("seconds=0.05")

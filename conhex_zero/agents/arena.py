@@ -249,10 +249,19 @@ def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: 
     bar.set_postfix_str(f"games 0/{games}", refresh=False)
     finished = 0
     played = 0  # plies played by the players (all games)
+    # Players that serve a limited number of games at once (external engines: one process per game
+    # for its whole length) get the games in chunks of that many; the others take all at once.
+    limits = [int(p.max_parallel_games) for p in players if getattr(p, "max_parallel_games", None)]
+    chunk = games if not limits else max(1, min(limits) - min(limits) % 2 if min(limits) > 1 else 1)
+    active = torch.arange(games, device=dev) < chunk  # [G] games started so far
     while True:
-        live = ~state.done
+        live = ~state.done & active
         if not bool(live.any()):
-            break
+            if bool(active.all()):
+                break
+            started_games = int(active.sum())
+            active = torch.arange(games, device=dev) < started_games + chunk  # the next chunk
+            continue
         p1_to_move = (state.to_move == 0) == p1_first
         actions = torch.zeros(games, dtype=torch.long, device=dev)
         for k, player in enumerate(players):
@@ -260,7 +269,8 @@ def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: 
             if rows.numel():
                 keys = rng.fold(game_keys[rows], state.ply[rows])
                 started = time.perf_counter()
-                actions[rows] = player.act(state[rows], keys, history=[history[g] for g in rows.tolist()])
+                ids = {"games": [first_index + g for g in rows.tolist()]} if getattr(player, "per_game", False) else {}
+                actions[rows] = player.act(state[rows], keys, history=[history[g] for g in rows.tolist()], **ids)
                 thinking[k] += time.perf_counter() - started
                 moves_made[k] += rows.numel()
                 failures = getattr(player, "last_failures", {}) or {}
@@ -273,7 +283,7 @@ def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: 
             state = state.with_winner(torch.where(forfeit, 1 - state.to_move, state.winner))
         for g, a in zip(playing.tolist(), actions[playing].tolist()):
             history[g].append(a)
-        state = env.step(state, actions.clamp(min=0))
+        state = state.where(live, env.step(state, actions.clamp(min=0)))  # games not started wait
         moved = int(playing.numel())
         played += moved
         done_now = int(state.done.sum())

@@ -87,12 +87,13 @@ class GameSearch:
 
     def run(self, state: State, keys: Tensor, exclude: Tensor | None = None,
             on_simulation: Callable[[int], None] | None = None,
-            keep: list[LeanTree | None] | None = None) -> SearchOutput:
+            keep: list[LeanTree | None] | None = None, deadline: float | None = None) -> SearchOutput:
         """Search every (running) game of ``state``; ``exclude`` [B, A] bars root actions (each
         game must keep at least one legal action). Up to ``lean_max_batch`` games go to the lean
-        search, which continues ``keep``'s trees (``search.lean.subtree``) where given."""
+        search, which continues ``keep``'s trees (``search.lean.subtree``) where given and stops at
+        ``deadline`` (a ``time.perf_counter()`` instant) if it comes first."""
         with torch.no_grad():
             root = self.root(state, exclude)
             if state.batch_size <= self.lean_max_batch and not self.persistent:
-                return self.lean.run(root, keys, on_simulation, keep=keep)
+                return self.lean.run(root, keys, on_simulation, keep=keep, deadline=deadline)
             return self.searcher.run(root, keys, on_simulation)

@@ -5,13 +5,15 @@ stdout: ``boardsize``, ``clear_board``, ``play b|w MOVE``, ``genmove b|w``, ``qu
 player is ``b``. Hex boards are sent as ``boardsize N``, ConHex as ``boardsize conhex``; moves use
 our names (``a1``, ``F6``) and ``swap`` (``swap-pieces`` is accepted from engines as well).
 
-Engines are used without trusting them to remember games: before each ``genmove`` an engine is
-brought to the game's position, by the new moves only when it last saw a prefix of this game,
-otherwise by ``clear_board`` and the whole move list. Several games are served in parallel by a
-pool of engine processes (``parallel``). Anything that goes wrong ends only that game, which the
-engine forfeits, with the reason recorded: an illegal or unreadable move, an error reply, no
-reply within ``timeout`` seconds, or the process exiting. A broken process is restarted for the
-next game.
+Each game keeps one engine process for its whole length: the arena tells the player which game
+each position belongs to (``act(..., games=...)``) and plays at most ``parallel`` games at once
+with it (``max_parallel_games``), so an engine gets ``clear_board`` once per game and then only the
+new moves. Engines are still not trusted to remember games: before each ``genmove`` an engine is
+brought to the game's position, by the new moves when it last saw a prefix of this game, otherwise
+(another game, a restart) by ``clear_board`` and the whole move list. Anything that goes wrong ends
+only that game, which the engine forfeits, with the reason recorded: an illegal or unreadable move,
+an error reply, no reply within ``timeout`` seconds, or the process exiting. A broken process is
+restarted for the next game.
 """
 
 from __future__ import annotations
@@ -119,14 +121,30 @@ class GTPEngine:
         return text
 
 
+def short_name(command: str) -> str:
+    """``gtp:PROGRAM`` from a command line (its program's file name), for records and ladders."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    program = os.path.basename(words[0]) if words else "engine"
+    return f"gtp:{program[:40]}"
+
+
 class GTPPlayer:
-    """A ``Player`` backed by a pool of GTP engine processes."""
+    """A ``Player`` backed by a pool of GTP engine processes, one per game in progress."""
+
+    per_game = True  # act() takes ``games``: which game each position belongs to
 
     def __init__(self, env: VecEnv, command: str, name: str | None = None, timeout: float = 10.0,
                  parallel: int = 4):
         self.env, self.command = env, command
-        self.name = name or f"gtp:{command}"
+        self.name = name or short_name(command)
         self.engines = [GTPEngine(command, timeout) for _ in range(max(1, parallel))]
+        self.max_parallel_games = len(self.engines)
+        self.engine_of: dict[int, int] = {}  # game -> engine index
+        self._used: dict[int, int] = {}  # game -> the call that last served it
+        self._calls = 0
         self.last_failures: dict[int, str] = {}
         board = env.game.board
         self.boardsize = "conhex" if board.name == "conhex" else board.name.split("-")[1]
@@ -181,13 +199,39 @@ class GTPPlayer:
         engine.known = list(moves) + [action]
         return action, None
 
-    def act(self, state: State, keys: Tensor | None = None, history: list[list[int]] | None = None) -> Tensor:
+    def _engines_for(self, games: list[int]) -> list[int]:
+        """An engine per game: the one it had, else a free one, else the engine of the game served
+        longest ago (the arena starts new games only when the earlier ones have ended)."""
+        self._calls += 1
+        out = []
+        for g in games:
+            if g not in self.engine_of:
+                taken = set(self.engine_of.values())
+                free = [k for k in range(len(self.engines)) if k not in taken]
+                if not free:
+                    others = [h for h in self.engine_of if h not in games]
+                    if not others:
+                        raise ValueError(f"{len(games)} games at once need more than {len(self.engines)} engines")
+                    oldest = min(others, key=lambda h: self._used[h])
+                    free = [self.engine_of.pop(oldest)]
+                    self._used.pop(oldest)
+                self.engine_of[g] = free[0]
+            self._used[g] = self._calls
+            out.append(self.engine_of[g])
+        return out
+
+    def act(self, state: State, keys: Tensor | None = None, history: list[list[int]] | None = None,
+            games: list[int] | None = None) -> Tensor:
         if history is None:
             raise ValueError("a GTP player needs each game's move history")
         B = state.batch_size
         actions = torch.full((B,), -1, dtype=torch.long, device=state.device)
         self.last_failures = {}
-        chunks = [list(range(i, B, len(self.engines))) for i in range(len(self.engines))]
+        if games is not None and B <= len(self.engines):
+            owner = self._engines_for(games)
+            chunks = [[row for row in range(B) if owner[row] == k] for k in range(len(self.engines))]
+        else:  # no game identities (or more games than engines): spread the positions
+            chunks = [list(range(i, B, len(self.engines))) for i in range(len(self.engines))]
 
         def serve(k: int) -> list[tuple[int, int, str | None]]:
             return [(row, *self._one(self.engines[k], state[row], history[row])) for row in chunks[k]]

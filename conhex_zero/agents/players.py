@@ -3,7 +3,9 @@
 Names (for the command line): ``random``; ``mcts-rollout:K`` (PUCT with uniform priors and random
 rollouts, K simulations: the classic fixed reference, without our tactics); ``policy:CKPT`` (the
 network's raw policy, best legal move); ``CKPT`` or ``CKPT:sims=N`` (network + Gumbel search);
-``gtp:COMMAND`` (an external engine speaking the Go Text Protocol, see ``gtp_player.py``).
+``gtp:COMMAND`` or ``gtp@NAME:COMMAND`` (an external engine speaking the Go Text Protocol, see
+``gtp_player.py``, named ``gtp:PROGRAM`` after its program, or ``gtp@NAME``);
+``CKPT:seconds=S`` searches each position for S seconds (a clock, not a simulation count).
 ``keys`` are per-game random keys (``search.rng``): given, they make a game's choices independent
 of the batch; omitted, they are derived from the position and the player's seed. ``history``
 gives each game's moves so far (players that must replay the game, like external engines).
@@ -12,7 +14,10 @@ gives each game's moves so far (players that must replay the game, like external
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
+import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Protocol
 
@@ -27,6 +32,7 @@ from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.nn.checkpoint import load_checkpoint
 from conhex_zero.nn.model import GraphNet
 from conhex_zero.search import rng
+from conhex_zero.search.lean import LeanTree, subtree
 from conhex_zero.search.mcts import SearchConfig, SearchOutput
 
 DEFAULT_SIMS = 64
@@ -83,15 +89,86 @@ class PolicyPlayer:
 
 
 class SearchPlayer:
-    """An evaluator plus batched MCTS; ``last`` keeps the latest search output for analysis."""
+    """An evaluator plus MCTS; ``last`` keeps the latest search output for analysis.
 
-    def __init__(self, env: VecEnv, game_search: GameSearch, name: str, seed: int = 0):
+    With ``seconds`` the player has a clock: each position is searched alone (the lean search) for
+    at most ``seconds``, with a simulation budget from its measured speed (``rate``), cut short at
+    the deadline. Players that search few positions keep their trees: after a search of the
+    position reached by a game's move list, the next search of that game (one or two moves later:
+    the player's move and the reply) continues from the matching subtree, with its visits, values
+    and proofs (``last_carried`` says how many root visits came along).
+    """
+
+    KEPT_TREES = 256  # trees kept for later moves (one per game in progress, the oldest dropped)
+
+    def __init__(self, env: VecEnv, game_search: GameSearch, name: str, seed: int = 0, seconds: float | None = None):
         self.env, self.search, self.name, self.seed = env, game_search, name, seed
+        self.seconds = seconds
+        self.rate: float | None = None  # simulations per second of timed searches, measured
         self.last: SearchOutput | None = None
+        self.last_carried: list[int] = []
+        self._trees: OrderedDict[tuple[int, ...], LeanTree] = OrderedDict()
 
     def act(self, state: State, keys: Tensor | None = None, history: list[list[int]] | None = None) -> Tensor:
-        self.last = self.search.run(state, rng.fold(_keys(state, keys, self.seed), 0x53))
+        keys = rng.fold(_keys(state, keys, self.seed), 0x53)
+        B = state.batch_size
+        if self.seconds is not None:  # one position at a time, each with its own clock
+            actions = []
+            for b in range(B):
+                actions.append(self._timed(state[b], keys[b:b + 1], history[b] if history else None))
+            return torch.cat(actions)
+        lean = B <= self.search.lean_max_batch
+        keep = [self._kept(history[b]) for b in range(B)] if lean and history is not None else None
+        self.last = self.search.run(state, keys, keep=keep)
+        self._remember(history, keep)
         return self.last.action
+
+    def _timed(self, state: State, key: Tensor, history: list[int] | None) -> Tensor:
+        """One position searched for at most ``self.seconds``."""
+        start = time.perf_counter()
+        config = self.search.config
+        rate = self.rate or 200.0  # a first guess; the measured rate replaces it after one search
+        budget = max(8, min(MAX_SIMULATIONS, int(rate * self.seconds)))
+        keep = [self._kept(history)] if history is not None else None
+        self.search.config = dataclasses.replace(config, num_simulations=budget)
+        try:
+            self.last = self.search.run(state, key, keep=keep, deadline=start + self.seconds)
+        finally:
+            self.search.config = config
+        done = int(self.last.visit_counts.sum()) - (self.last_carried_root(keep))
+        elapsed = time.perf_counter() - start
+        measured = done / max(elapsed, 1e-3)
+        self.rate = measured if self.rate is None else 0.5 * self.rate + 0.5 * measured
+        self._remember([history] if history is not None else None, keep)
+        return self.last.action
+
+    @staticmethod
+    def last_carried_root(keep: list[LeanTree | None] | None) -> int:
+        return int(keep[0].edge_visits[0].sum()) if keep and keep[0] is not None else 0
+
+    def _kept(self, history: list[int]) -> LeanTree | None:
+        """The kept subtree for the position after ``history``: from the latest kept tree of a
+        position a few moves earlier in the same game (the tree is used once)."""
+        moves = tuple(history)
+        for back in (1, 2, 3, 4):
+            if back > len(moves):
+                break
+            tree = self._trees.pop(moves[:-back], None)
+            if tree is not None:
+                return subtree(tree, list(moves[-back:]))
+        return None
+
+    def _remember(self, history: list[list[int]] | None, keep: list[LeanTree | None] | None) -> None:
+        """Keep this search's trees under the positions searched (the lean search's only)."""
+        out = self.last
+        self.last_carried = [0 if not keep or k is None else int(k.edge_visits[0].sum()) for k in (keep or [])]
+        if history is None or out is None or out.lean_trees is None:
+            return
+        for moves, tree in zip(history, out.lean_trees):
+            self._trees[tuple(moves)] = tree
+            self._trees.move_to_end(tuple(moves))
+        while len(self._trees) > self.KEPT_TREES:
+            self._trees.popitem(last=False)
 
 
 def rollout_config(simulations: int, root_noise: bool = False) -> SearchConfig:
@@ -109,7 +186,8 @@ def rollout_player(env: VecEnv, simulations: int, seed: int = 0, root_noise: boo
 
 
 def network_player(env: VecEnv, source: GraphNet | str | Path, simulations: int = DEFAULT_SIMS, seed: int = 0,
-                   config: SearchConfig | None = None, name: str | None = None) -> SearchPlayer:
+                   config: SearchConfig | None = None, name: str | None = None,
+                   seconds: float | None = None) -> SearchPlayer:
     """A network with the play search (``search_configs.play_config``: Gumbel, proven values; no root
     noise unless ``config`` says so), from a model (copied, so later training does not change the
     player) or a checkpoint file."""
@@ -121,23 +199,41 @@ def network_player(env: VecEnv, source: GraphNet | str | Path, simulations: int 
         name = name or str(source)
     config = config or play_config(simulations)
     gs = GameSearch(env, NetworkEvaluator(model, env), config, tactics=True, lean_max_batch=LEAN_MAX_BATCH)
-    label = name if isinstance(source, GraphNet) else f"{name}:sims={config.num_simulations}"
-    return SearchPlayer(env, gs, label, seed)
+    effort = f"seconds={seconds:g}" if seconds is not None else f"sims={config.num_simulations}"
+    label = name if isinstance(source, GraphNet) else f"{name}:{effort}"
+    return SearchPlayer(env, gs, label, seed, seconds=seconds)
+
+
+def parse_seconds(text: str, where: str) -> float:
+    """A thinking time in seconds: a positive finite number, at most a day."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (0 < value <= 86_400):  # also refuses nan and inf
+        raise PlayerSpecError(f"{where}: seconds must be a positive number of seconds, at most 86400 (a day)")
+    return value
 
 
 def make_player(spec: str, env: VecEnv, seed: int = 0, simulations: int | None = None,
-                gtp_timeout: float = 10.0, gtp_parallel: int = 4) -> Player:
-    """A player from its name (see the module docstring)."""
+                gtp_timeout: float = 10.0, gtp_parallel: int = 4, seconds: float | None = None) -> Player:
+    """A player from its name (see the module docstring); ``seconds`` gives checkpoint players
+    without ``:sims=N`` or ``:seconds=S`` of their own a clock per move."""
     text = spec.strip()
     if text == "random":
         return RandomPlayer(env, seed)
-    if text.startswith("gtp:"):
+    named = re.fullmatch(r"gtp@([A-Za-z0-9_.+-]{1,40}):(.*)", text, flags=re.DOTALL)
+    if named or text.startswith("gtp:"):
         from conhex_zero.agents.gtp_player import GTPPlayer
 
-        command = text[len("gtp:"):].strip()
+        command = (named.group(2) if named else text[len("gtp:"):]).strip()
         if not command:
             raise PlayerSpecError("gtp: needs the engine's command line, e.g. gtp:\"mohex --seed 1\"")
-        return GTPPlayer(env, command, timeout=gtp_timeout, parallel=gtp_parallel)
+        name = f"gtp@{named.group(1)}" if named else None
+        return GTPPlayer(env, command, name=name, timeout=gtp_timeout, parallel=gtp_parallel)
+    if text.startswith("gtp@"):
+        raise PlayerSpecError(f"{spec[:60]!r}: name a GTP engine as gtp@NAME:COMMAND, NAME of letters, digits and "
+                              f"_.+- (at most 40), e.g. gtp@mohex:\"mohex --use-book false\"")
     m = re.fullmatch(r"mcts-rollout:(\d+)", text)
     if m:
         k = _simulations(m.group(1), text)
@@ -150,7 +246,12 @@ def make_player(spec: str, env: VecEnv, seed: int = 0, simulations: int | None =
         path = text[len("policy:"):]
         ckpt = load_checkpoint(path, env.device)
         return PolicyPlayer(env, NetworkEvaluator(ckpt.model, env), f"policy:{path}")
+    timed = re.fullmatch(r"(.+):seconds=([^:]+)", text)
+    if timed:
+        text, seconds = timed.group(1), parse_seconds(timed.group(2), spec)
     m = re.fullmatch(r"(.+):sims=(\d+)", text)
+    if m and timed:
+        raise PlayerSpecError(f"{spec!r}: give :sims=N or :seconds=S, not both")
     path, sims = (m.group(1), _simulations(m.group(2), text)) if m else (text, simulations or DEFAULT_SIMS)
     if sims > MAX_SIMULATIONS:
         raise PlayerSpecError(f"{sims} simulations: at most {MAX_SIMULATIONS} per search")
@@ -158,5 +259,7 @@ def make_player(spec: str, env: VecEnv, seed: int = 0, simulations: int | None =
         if m or path.endswith(".pt") or "/" in path or "\\" in path:  # meant as a checkpoint file
             raise PlayerSpecError(f"no checkpoint file at {path}")
         raise PlayerSpecError(f"unknown player {spec!r}: expected random, mcts-rollout:K, policy:CKPT, "
-                              f"gtp:COMMAND, or the path of a checkpoint (optionally CKPT:sims=N)")
-    return network_player(env, path, sims, seed)
+                              f"gtp:COMMAND, or the path of a checkpoint (optionally CKPT:sims=N or CKPT:seconds=S)")
+    if m:
+        seconds = None  # an explicit :sims=N wins over a command's --seconds
+    return network_player(env, path, sims, seed, seconds=seconds)

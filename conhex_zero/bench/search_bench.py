@@ -16,7 +16,8 @@ import time
 import torch
 
 from conhex_zero.agents.evaluators import NetworkEvaluator
-from conhex_zero.agents.game_search import GameSearch
+from conhex_zero.agents.game_search import LEAN_MAX_BATCH, GameSearch
+from conhex_zero.agents.search_configs import play_config
 from conhex_zero.bench.env_bench import torch_threads
 from conhex_zero.bench.timing import DeviceTimer, synchronize
 from conhex_zero.env import allocator
@@ -25,7 +26,6 @@ from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.nn.encode import NUM_FEATURES, Encoder
 from conhex_zero.nn.model import GraphNet, ModelConfig, num_parameters
 from conhex_zero.search import rng
-from conhex_zero.search.mcts import SearchConfig
 
 
 def sample_positions(env: VecEnv, batch: int, plies: int = 20, seed: int = 0) -> State:
@@ -84,13 +84,16 @@ def bench_network(game: str, model: str, batch: int, device: str = "cpu", second
 
 
 def bench_search(game: str, model: str, batch: int, simulations: int = 64, device: str = "cpu",
-                 scheme: str = "gumbel", seconds: float = 3.0, threads: int | None = None) -> dict:
-    """Simulations per second of full searches, and the share of time spent in the network."""
+                 scheme: str = "gumbel", seconds: float = 3.0, threads: int | None = None, tree: str = "auto") -> dict:
+    """Simulations per second of full searches (the players' search settings), and the share of
+    time spent in the network. ``tree``: ``auto`` (as players: the lean search up to
+    ``LEAN_MAX_BATCH`` positions, the batched one above), ``lean`` or ``batched``."""
     env = VecEnv(game, device=device)
+    lean_max = {"auto": LEAN_MAX_BATCH, "lean": max(batch, 1), "batched": 0}[tree]
     with torch_threads(threads):
         timer = DeviceTimer(env.device)
         evaluator = NetworkEvaluator(_model(model, env.device), env, timer=timer)
-        gs = GameSearch(env, evaluator, SearchConfig(scheme=scheme, num_simulations=simulations), tactics=True)
+        gs = GameSearch(env, evaluator, play_config(simulations, scheme=scheme), tactics=True, lean_max_batch=lean_max)
         state = sample_positions(env, batch)
         gs.run(state[: min(batch, 8)], rng.make_keys(0, min(batch, 8)))  # warm up
         synchronize(env.device)
@@ -105,7 +108,8 @@ def bench_search(game: str, model: str, batch: int, simulations: int = 64, devic
         used = torch.get_num_threads()
     sims = searches * batch * simulations
     return {"game": env.game.spec, "model": model, "batch": batch, "simulations": simulations,
-            "scheme": scheme, "device": str(env.device), "threads": used, "searches": searches,
+            "scheme": scheme, "tree": "lean" if batch <= lean_max else "batched", "device": str(env.device), "threads": used,
+            "searches": searches,
             "seconds": round(elapsed, 3), "sims_per_s": sims / elapsed,
             "positions_per_s": searches * batch / elapsed, "evals_per_s": timer.calls * batch / elapsed,
             "network_fraction": network / elapsed, "torch": torch.__version__,

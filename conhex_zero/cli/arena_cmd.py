@@ -10,8 +10,10 @@ from pathlib import Path
 from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, check_arena_arguments,
                                     game_for_players, plural, print_json, resolve_device, warn)
 PLAYERS_HELP = ("a player: random, mcts-rollout:K (random-rollout MCTS, K simulations), policy:CKPT "
-                "(a checkpoint's raw policy), CKPT or CKPT:sims=N (checkpoint + search), or "
-                "gtp:\"COMMAND\" (an external engine speaking GTP)")
+                "(a checkpoint's raw policy), CKPT, CKPT:sims=N or CKPT:seconds=S (checkpoint + search: N "
+                "simulations, or S seconds a move, each position searched alone), gtp:\"COMMAND\" (an external "
+                "engine speaking GTP, named gtp:PROGRAM in records and ladders) or gtp@NAME:\"COMMAND\" (the same, "
+                "named gtp@NAME)")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -139,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
              f"{plural(result.opening_plies, 'ply', 'plies')} for {plural((result.games + 1) // 2, 'pair')}: some "
              f"openings repeat, and the intervals count each distinct game once")
     records = Path(args.records or Path("runs") / "arena" /
-                   f"{_slug(args.player1)}-vs-{_slug(args.player2)}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+                   f"{_slug(players[0].name)}-vs-{_slug(players[1].name)}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
     result.write_records(records)
     if args.ladder:
         ladder = Ladder.open(args.ladder)

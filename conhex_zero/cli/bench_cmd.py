@@ -47,6 +47,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     net.add_argument("--compile", action="store_true", help="run the model through torch.compile")
     search.add_argument("--sims", type=int, default=64, help="simulations per search (default: 64)")
     search.add_argument("--scheme", default="gumbel", choices=["gumbel", "puct"])
+    search.add_argument("--tree", default="auto", choices=["auto", "lean", "batched"],
+                        help="auto (default): as players search, the lean tree (NumPy, several leaves per network "
+                        "call) up to 4 positions and the batched tensor tree above; lean or batched to compare")
     net.set_defaults(run=run_net)
     search.set_defaults(run=run_search)
 
@@ -110,11 +113,13 @@ def run_search(args: argparse.Namespace) -> int:
     device = _common(args)
     if args.sims < 1:
         raise CliError("--sims must be at least 1")
-    r = bench_search(args.game, args.model, args.batch, args.sims, device, args.scheme, args.seconds, args.threads)
+    r = bench_search(args.game, args.model, args.batch, args.sims, device, args.scheme, args.seconds, args.threads,
+                     tree=args.tree)
     if args.json:
         print_json(r)
     else:
-        print(f"{r['scheme']} search, {plural(r['simulations'], 'simulation')}, {r['model']} on {r['game']}, batch {r['batch']}, "
+        print(f"{r['scheme']} search ({r['tree']} tree), {plural(r['simulations'], 'simulation')}, {r['model']} on "
+              f"{r['game']}, batch {r['batch']}, "
               f"{r['device']} ({plural(r['threads'], 'thread')}): {r['sims_per_s']:,.0f} simulations/s, "
               f"{r['positions_per_s']:,.1f} positions/s, network {100 * r['network_fraction']:.0f}% of the time")
     return 0

@@ -38,6 +38,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "boardsize N switches to Hex N x N keeping its options")
     p.add_argument("--sims", type=int, default=None, help="simulations per move of a checkpoint player "
                    "without :sims=N (default: 64)")
+    p.add_argument("--seconds", type=float, default=None, metavar="S",
+                   help="a checkpoint player without :sims=N thinks S seconds per move (a clock; its search "
+                   "continues the tree of its previous move) instead of a number of simulations")
     p.add_argument("--temperature", type=float, default=0.0,
                    help="sample moves from visit counts ** (1/T) (default: 0, the best move)")
     p.add_argument("--resign", type=float, default=None, metavar="V",
@@ -59,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.sims is not None and args.sims < 1:
         raise CliError("--sims must be at least 1")
+    if args.seconds is not None and not 0 < args.seconds <= 86_400:
+        raise CliError("--seconds must be a positive number of seconds, at most 86400")
     if args.resign is not None and not 0 <= args.resign <= 1:
         raise CliError("--resign takes a value between 0 and 1")
     spec = game_for_players("gtp", args.game, [args.player])
@@ -66,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         engine = GTPEngine(args.player, spec, simulations=args.sims, seed=args.seed,
                            temperature=args.temperature, resign_threshold=args.resign,
                            swap_name=args.swap_name, device=str(resolve_device(args.device)),
-                           warn=lambda message: warn("gtp", message))
+                           warn=lambda message: warn("gtp", message), seconds=args.seconds)
     except (PlayerSpecError, CheckpointError, PlayError) as err:
         raise CliError(str(err)) from None
     try:

@@ -53,6 +53,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="your side: first (X, top-bottom; default) or second (O, left-right)")
     p.add_argument("--sims", type=int, default=None,
                    help="simulations per AI move for a checkpoint without :sims=N (default: 64)")
+    p.add_argument("--seconds", type=float, default=None, metavar="S",
+                   help="a checkpoint player without :sims=N thinks S seconds per move (a clock; its search "
+                   "continues the tree of its previous move) instead of a number of simulations")
     p.add_argument("--temperature", type=float, default=0.0,
                    help="sample the AI's moves from visit counts ** (1/T): weaker and more varied "
                    "(default: 0, always the best move)")
@@ -69,7 +72,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _how(analysis) -> str:
-    return f"after {plural(analysis.simulations, 'simulation')}" if analysis.source == "search" else "network, no search"
+    if analysis.source != "search":
+        return "network, no search"
+    carried = f", {analysis.carried} carried over from its previous search" if analysis.carried else ""
+    return f"after {plural(analysis.simulations, 'simulation')}{carried}"
 
 
 def _candidate_table(analysis, top: int) -> list[str]:
@@ -398,6 +404,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.sims is not None and args.sims < 1:
         raise CliError("--sims must be at least 1")
+    if args.seconds is not None and not 0 < args.seconds <= 86_400:
+        raise CliError("--seconds must be a positive number of seconds, at most 86400")
     if args.temperature < 0:
         raise CliError("--temperature must be 0 or positive")
     if args.top < 0:
@@ -405,7 +413,7 @@ def run(args: argparse.Namespace) -> int:
     game_spec = game_for_players("play", args.game, [args.player])
     try:
         session = PlaySession(game_spec, args.player, seed=args.seed, simulations=args.sims,
-                              temperature=args.temperature, device=resolve_device(args.device))
+                              temperature=args.temperature, device=resolve_device(args.device), seconds=args.seconds)
     except (PlayerSpecError, CheckpointError, PlayError) as err:
         raise CliError(str(err)) from None
     interactive = is_terminal(sys.stdin) and is_terminal(sys.stderr)  # both terminals: no script reads stderr

@@ -48,6 +48,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "one, says so: then open the URL shown yourself)")
     p.add_argument("--sims", type=int, default=None,
                    help="simulations per AI move for a checkpoint without :sims=N (default: 64)")
+    p.add_argument("--seconds", type=float, default=None, metavar="S",
+                   help="a checkpoint player without :sims=N thinks S seconds per move (a clock; its search "
+                   "continues the tree of its previous move) instead of a number of simulations")
     p.add_argument("--temperature", type=float, default=0.0,
                    help="sample the AI's moves from visit counts ** (1/T) (default: 0, the best move)")
     p.add_argument("--scoring", action="store_true",
@@ -94,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.sims is not None and args.sims < 1:
         raise CliError("--sims must be at least 1")
+    if args.seconds is not None and not 0 < args.seconds <= 86_400:
+        raise CliError("--seconds must be a positive number of seconds, at most 86400")
     if args.temperature < 0:
         raise CliError("--temperature must be 0 or positive")
     if not 0 <= args.top <= 50:
@@ -105,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
         game = GameServer(args.player, spec, 0 if args.side == "first" else 1,
                           simulations=args.sims, temperature=args.temperature, seed=args.seed,
                           device=str(resolve_device(args.device)), top=args.top,
-                          warn=lambda message: warn("serve", message), scoring=args.scoring)
+                          warn=lambda message: warn("serve", message), scoring=args.scoring,
+                          seconds=args.seconds)
     except (PlayerSpecError, CheckpointError, PlayError) as err:
         raise CliError(str(err)) from None
     try:

@@ -24,14 +24,15 @@ class GameChoiceError(ValueError):
 
 
 def player_checkpoint(spec: str) -> str | None:
-    """The checkpoint path inside a player spec (``policy:CKPT``, ``CKPT``, ``CKPT:sims=N``), None for
-    players without one (``random``, ``mcts-rollout:K``, ``gtp:COMMAND``)."""
+    """The checkpoint path inside a player spec (``policy:CKPT``, ``CKPT``, ``CKPT:sims=N``,
+    ``CKPT:seconds=S``), None for players without one (``random``, ``mcts-rollout:K``, ``gtp:COMMAND``,
+    ``gtp@NAME:COMMAND``)."""
     text = spec.strip()
-    if text == "random" or text.startswith(("gtp:", "mcts-rollout")):
+    if text == "random" or text.startswith(("gtp:", "gtp@", "mcts-rollout")):
         return None
     if text.startswith("policy:"):
         return text[len("policy:"):]
-    m = re.fullmatch(r"(.+):sims=(\d+)", text)
+    m = re.fullmatch(r"(.+):(?:sims=\d+|seconds=[^:]+)", text)
     return m.group(1) if m else text
 
 

@@ -32,10 +32,11 @@ Commands:
 * ``final_score``: ``B+`` or ``W+`` once the game is over (as HexGui and twogtp read results);
   ``? game not over`` before.
 * ``all_legal_moves``: the legal moves, space-separated (a colour argument is accepted, ignored).
-* ``time_settings MAIN BYO STONES`` and ``time_left COLOR T S``: stored; for a search player they cap
-  the simulations of ``genmove`` once one search has been timed (the budget per move is the time
-  left over the expected number of own moves left, or a byo-yomi period over its stones; never more
-  than the configured simulations). ``time_settings 0 T 0`` (GTP's "no time limit") removes the cap.
+* ``time_settings MAIN BYO STONES`` and ``time_left COLOR T S``: stored; a search player then
+  thinks each ``genmove`` for a time allocated from the clock (the time left over the expected number
+  of own moves left, or a byo-yomi period over its stones, times ``SAFETY``; at most its own
+  ``--seconds`` when it has one): its search runs until that deadline, continuing the tree of its
+  previous move. ``time_settings 0 T 0`` (GTP's "no time limit") gives back the configured effort.
   Times are seconds from 0 to 10^7 (about 115 days), stones from 0 to 10^6; anything else (negative,
   not finite, too large) answers ``? ...`` and changes nothing.
 * A line longer than ``MAX_LINE`` bytes (64 KiB) answers ``? line too long`` (with the command's id
@@ -58,7 +59,6 @@ from __future__ import annotations
 
 import math
 import re
-import time
 from typing import Any, Callable, Iterator
 
 from conhex_zero import __version__
@@ -73,6 +73,7 @@ ANALYZE_COMMAND = "conhex-analyze"
 DEFAULT_ANALYZE = 5
 MAX_ANALYZE = 1000
 SAFETY = 0.8  # fraction of a move's time budget spent searching
+MIN_SECONDS = 0.05  # the least a move is given, however little time is left
 MAX_SECONDS = 10_000_000  # time_settings and time_left: at most about 115 days
 MAX_STONES = 1_000_000
 MAX_LINE = 64 * 1024  # bytes in one command line
@@ -118,8 +119,9 @@ class GTPEngine:
                  seed: int = 0, temperature: float = 0.0, resign_threshold: float | None = None,
                  swap_name: str = "swap", device: str = "cpu",
                  session_factory: Callable[..., PlaySession] = PlaySession,
-                 warn: Callable[[str], None] | None = None):
+                 warn: Callable[[str], None] | None = None, seconds: float | None = None):
         self.player_spec, self.sims, self.seed = player, simulations, seed
+        self.seconds = seconds  # a checkpoint player's time per move (its clock; GTP's time controls cap it)
         self.temperature, self.resign_threshold = temperature, resign_threshold
         self.swap_name, self.device = swap_name, device
         self.factory = session_factory
@@ -131,7 +133,6 @@ class GTPEngine:
         self.quit = False
         self.time_settings: tuple[float, float, int] | None = None
         self.time_left: dict[int, tuple[float, int]] = {}
-        self.seconds_per_sim: float | None = None
         self.commands: dict[str, Callable[[list[str]], str]] = {
             "protocol_version": lambda a: "2",
             "name": lambda a: "conhex-zero",
@@ -155,8 +156,9 @@ class GTPEngine:
 
     def _new_session(self, spec: str) -> PlaySession:
         # Moves of a random opening come from the controller as ordinary plays: none are drawn here.
+        extra = {"seconds": self.seconds} if self.seconds is not None else {}
         return self.factory(spec, self.player_spec, seed=self.seed, simulations=self.sims,
-                            temperature=self.temperature, device=self.device, random_opening=False)
+                            temperature=self.temperature, device=self.device, random_opening=False, **extra)
 
     def close(self) -> None:
         self.session.close()
@@ -247,7 +249,6 @@ class GTPEngine:
         if game != self.session.game:
             old, self.session = self.session, self._new_session(game.spec)
             old.close()
-            self.seconds_per_sim = None
             self.game_warnings.about(game.spec)
         else:
             self.session.new_game()
@@ -270,38 +271,33 @@ class GTPEngine:
             raise GTPFailure(f"invalid move: {str(err).replace(args[1], _clip(args[1]))}") from None
         return ""
 
-    def _think_sims(self, colour: int) -> int | None:
-        """Simulations allowed by the clock (None: the configured number)."""
-        configured = self.session.simulations
-        if configured is None or self.seconds_per_sim is None or self.time_settings is None:
+    def _think_seconds(self, colour: int) -> float | None:
+        """Seconds the clock allows for this move (None: no time limit, the configured effort)."""
+        if self.session.simulations is None or self.time_settings is None:
             return None
         main, byo, stones = self.time_settings
         if main == 0 and (byo == 0 or stones == 0):
             return None  # no time limit
         left, left_stones = self.time_left.get(colour, (main, 0) if main > 0 else (byo, stones))
         own_moves_left = max(4.0, len(self.session.legal_actions()) / 2)
-        budget = left / left_stones if left_stones > 0 else left / own_moves_left
-        sims = SAFETY * budget / max(self.seconds_per_sim, 1e-9)
-        return max(1, min(configured, int(sims))) if math.isfinite(sims) else configured
+        budget = SAFETY * (left / left_stones if left_stones > 0 else left / own_moves_left)
+        own = getattr(self.session.player, "seconds", None)
+        budget = min(budget, own) if own is not None else budget
+        return max(MIN_SECONDS, budget) if math.isfinite(budget) else None
 
     def _generate(self, args: list[str], play: bool) -> str:
         colour = self._colour(args, "genmove COLOR")
         self._check_turn(colour)
         s = self.session
-        sims = self._think_sims(colour)
-        start = time.perf_counter()
+        seconds = self._think_seconds(colour)
         if play:
             if self.resign_threshold is not None:
-                analysis = s.analyse(top=1, simulations=sims)  # cached: ai_move reuses the search
+                analysis = s.analyse(top=1, seconds=seconds)  # cached: ai_move reuses the search
                 if analysis.value is not None and analysis.value < -self.resign_threshold:
                     return "resign"
-            move = s.ai_move(top=1, simulations=sims).move
+            move = s.ai_move(top=1, seconds=seconds).move
         else:
-            move = s.hint(top=1, simulations=sims).move
-        used = sims or s.simulations
-        if used:
-            elapsed = (time.perf_counter() - start) / used
-            self.seconds_per_sim = elapsed if self.seconds_per_sim is None else 0.5 * (self.seconds_per_sim + elapsed)
+            move = s.hint(top=1, seconds=seconds).move
         return self._name(move)
 
     def cmd_genmove(self, args: list[str]) -> str:

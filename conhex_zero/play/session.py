@@ -114,6 +114,9 @@ class Analysis:
     """``search`` (visits and values from a search), ``network`` (a raw network) or ``none``."""
     proven: str | None = None
     """``"win"`` or ``"loss"`` when the search proved the position's result for the side to move."""
+    carried: int = 0
+    """Of ``simulations``, the root visits carried over from the previous search of this game (the
+    search continued in the subtree of the moves since; see ``agents.players.SearchPlayer``)."""
 
     @property
     def win_percent(self) -> float | None:
@@ -125,7 +128,8 @@ class Analysis:
 
     def to_json(self) -> dict[str, Any]:
         return {"player": self.player, "value": self.value, "win_percent": self.win_percent,
-                "simulations": self.simulations, "source": self.source, "proven": self.proven,
+                "simulations": self.simulations, "carried": self.carried, "source": self.source,
+                "proven": self.proven,
                 "candidates": [c.to_json() for c in self.candidates]}
 
 
@@ -146,7 +150,7 @@ class PlaySession:
 
     def __init__(self, game: str | Game = "conhex", player: str = "random", seed: int = 0,
                  simulations: int | None = None, temperature: float = 0.0, device: str | torch.device = "cpu",
-                 random_opening: bool = True, gtp_timeout: float = 10.0):
+                 random_opening: bool = True, gtp_timeout: float = 10.0, seconds: float | None = None):
         if temperature < 0:
             raise PlayError("the temperature must be 0 (best move) or positive")
         if simulations is not None and simulations < 1:
@@ -157,7 +161,7 @@ class PlaySession:
         self.temperature = float(temperature)
         self.random_opening = random_opening
         self.player = make_player(player, self.env, seed=seed, simulations=simulations,
-                                  gtp_timeout=gtp_timeout, gtp_parallel=1)
+                                  gtp_timeout=gtp_timeout, gtp_parallel=1, seconds=seconds)
         self.actions: list[int] = []
         self.opening = 0
         self.state: State = self.env.initial_state(1)
@@ -301,16 +305,21 @@ class PlaySession:
         if self.is_over:
             raise PlayError(f"the game is over: {PLAYER_NAMES[self.winner]} won")
 
-    def _search(self, simulations: int | None) -> SearchOutput:
+    def _search(self, simulations: int | None, seconds: float | None = None) -> SearchOutput:
+        """The player's search of the current position: ``simulations`` or ``seconds`` override its
+        own effort for this search (a clock: GTP's time controls); the tree of its previous search
+        of this game carries over where the position follows from it."""
         player = self.player
         assert isinstance(player, SearchPlayer)
         config = player.search.config
+        timed = seconds if seconds is not None else (None if simulations else player.seconds)
         sims = simulations or config.num_simulations
-        key = (tuple(self.actions), sims)
+        key = (tuple(self.actions), sims, timed)
         if self._cache is not None and self._cache[0] == key:
             return self._cache[1]
-        if sims != config.num_simulations:
+        if timed is None and sims != config.num_simulations:
             player.search.config = dataclasses.replace(config, num_simulations=sims)
+        own_seconds, player.seconds = player.seconds, timed
         search = player.search
         hook = self.on_simulation
         own_run = vars(search).get("run")
@@ -318,7 +327,7 @@ class PlaySession:
             run = search.run
 
             def run_with_progress(*args: Any, **kwargs: Any) -> SearchOutput:
-                kwargs.setdefault("on_simulation", lambda k: hook(k, sims))
+                kwargs.setdefault("on_simulation", lambda k: hook(k, search.config.num_simulations))
                 return run(*args, **kwargs)
 
             search.run = run_with_progress
@@ -326,6 +335,7 @@ class PlaySession:
             player.act(self.state, history=[list(self.actions)])
         finally:
             player.search.config = config
+            player.seconds = own_seconds
             if hook is not None:
                 if own_run is None:
                     del search.run
@@ -341,13 +351,14 @@ class PlaySession:
         line = out.line(torch.tensor([action], device=out.action.device), depth)[0].tolist()
         return [self.game.action_name(a) for a in line if a >= 0]
 
-    def _think(self, top: int, simulations: int | None = None) -> tuple[Analysis, int, torch.Tensor | None]:
+    def _think(self, top: int, simulations: int | None = None,
+               seconds: float | None = None) -> tuple[Analysis, int, torch.Tensor | None]:
         """The analysis, the player's own (greedy) choice, and weights to sample from (or None)."""
         self._require_running()
         player, name = self.player, self.game.action_name
         mover = int(self.state.to_move[0])
         if isinstance(player, SearchPlayer):
-            out = self._search(simulations)
+            out = self._search(simulations, seconds)
             visits = out.visit_counts[0].float().cpu()
             q = out.q_values[0].float().cpu()
             prior = out.tree.prior[0, 0].float().cpu()
@@ -365,7 +376,8 @@ class PlaySession:
             root_proven = int(out.root_proven[0]) if out.root_proven is not None else 0
             if root_proven:
                 value = float(root_proven)
-            analysis = Analysis(mover, value, cands, int(visits.sum()), "search", proof_word(root_proven))
+            carried = player.last_carried[0] if player.last_carried else 0
+            analysis = Analysis(mover, value, cands, int(visits.sum()), "search", proof_word(root_proven), carried)
             return analysis, chosen, torch.where(legal, visits, 0.0)
         if isinstance(player, PolicyPlayer):
             logits, value = player.evaluator(self.state)
@@ -387,20 +399,21 @@ class PlaySession:
         gen = torch.Generator().manual_seed(zlib.crc32(f"{self.seed}:{self.actions}".encode()))
         return int(torch.multinomial(w, 1, generator=gen)[0])
 
-    def analyse(self, top: int = 5, simulations: int | None = None) -> Analysis:
+    def analyse(self, top: int = 5, simulations: int | None = None, seconds: float | None = None) -> Analysis:
         """The AI's analysis of the current position (its ``top`` candidate moves), nothing played."""
-        return self._think(top, simulations)[0]
+        return self._think(top, simulations, seconds)[0]
 
-    def hint(self, top: int = 5, simulations: int | None = None) -> AIMove:
+    def hint(self, top: int = 5, simulations: int | None = None, seconds: float | None = None) -> AIMove:
         """The move the AI would choose at temperature 0, for the side to move; nothing played."""
-        analysis, action, _ = self._think(top, simulations)
+        analysis, action, _ = self._think(top, simulations, seconds)
         return AIMove(action, self.game.action_name(action), analysis)
 
-    def ai_move(self, top: int = 5, simulations: int | None = None) -> AIMove:
+    def ai_move(self, top: int = 5, simulations: int | None = None, seconds: float | None = None) -> AIMove:
         """The AI chooses a move for the side to move and plays it.
 
-        ``simulations`` overrides the search player's simulations for this move (time controls)."""
-        analysis, action, weights = self._think(top, simulations)
+        ``simulations`` or ``seconds`` override the search player's effort for this move (time
+        controls)."""
+        analysis, action, weights = self._think(top, simulations, seconds)
         if self.temperature > 0 and weights is not None and float(weights.max()) > 0:
             action = self._sample(weights)
         self.play(action)

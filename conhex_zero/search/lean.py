@@ -29,6 +29,7 @@ adding ``num_simulations`` more.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -161,9 +162,10 @@ class LeanSearch:
 
     # ----------------------------------------------------------------- run
     def run(self, root: RootInput, keys: Tensor, on_simulation: Callable[[int], None] | None = None,
-            keep: list[LeanTree | None] | None = None) -> SearchOutput:
+            keep: list[LeanTree | None] | None = None, deadline: float | None = None) -> SearchOutput:
         """``config.num_simulations`` more simulations for every root (from ``keep``'s trees where
-        given); the output's ``lean_trees`` can be cut with ``subtree`` for the next move."""
+        given), fewer if ``deadline`` (``time.perf_counter()``) passes first; the output's
+        ``lean_trees`` can be cut with ``subtree`` for the next move."""
         cfg = self.config
         B, A = root.logits.shape
         trees = []
@@ -175,7 +177,7 @@ class LeanSearch:
         self._gumbel = gumbel.numpy().astype(np.float32)
         self._first_sim = [int(t.edge_visits[0].sum()) for t in trees]  # kept visits count as done
         done = 0
-        while done < cfg.num_simulations:
+        while done < cfg.num_simulations and (deadline is None or done < 8 or time.perf_counter() < deadline):
             # Few leaves at a time while the tree is small (its first moves decide most), the full
             # batch once it has grown: ``done // 4`` leaves, at least 1, at most leaves_per_call.
             k = min(self.leaves_per_call, max(1, done // self.ramp), cfg.num_simulations - done)

@@ -233,7 +233,8 @@ function renderAnalysis() {
   winP[a.player] = forWho;
   winP[1 - a.player] = 100 - forWho;
   const aiWin = winP[state.ai];
-  const how = a.source === "search" ? `after ${a.simulations} simulations` : "network, no search";
+  const carried = a.carried ? ` (${a.carried} carried over from its previous search)` : "";
+  const how = a.source === "search" ? `after ${a.simulations} simulations${carried}` : "network, no search";
   text.innerHTML = "";
   const lead = document.createElement("div");
   lead.innerHTML = shown.isHint
