@@ -2,6 +2,8 @@
 simulation, with one leaf per network call; the same results in distribution with many; sound
 proofs; a kept subtree that equals the part of the tree it was cut from."""
 
+import time
+
 import numpy as np
 import pytest
 import torch
@@ -165,3 +167,11 @@ def test_a_timed_player_stops_at_its_clock():
     assert player.rate is not None and player.rate > 0  # measured from the timed searches
     assert int(player.last.visit_counts.sum()) < MAX_SIMULATIONS
     assert player.name.endswith("seconds=0.05")
+
+
+def test_a_passed_deadline_ends_the_search_after_its_first_simulations():
+    env = VecEnv("hex-5")
+    search = GameSearch(env, NetworkEvaluator(load_checkpoint(HEX5).model, env), play_config(5000), lean_max_batch=4)
+    out = search.run(env.reset(1), rng.make_keys(0, 1), deadline=time.perf_counter() - 1.0)
+    visits = int(out.visit_counts.sum())
+    assert 8 <= visits <= 8 + 16  # the least a search does, then the deadline: whatever the load

@@ -4,6 +4,7 @@ and player names with absurd numbers, random openings that cannot fit."""
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 import urllib.error
@@ -110,26 +111,46 @@ def test_sgf_sizes_with_thousands_of_digits_are_record_errors():
     assert parse_records("(;FF[4]GM[11]SZ[" + "0" * 5000 + "5];B[a1])", "game.sgf")[0].game == "hex-5:swap"
 
 
-def test_sgf_parsing_takes_linear_time():
-    def seconds(n: int) -> float:
-        text = "(;FF[4]GM[11]SZ[5]" + "\n;B[a1]" * n + ")"
-        start = time.perf_counter()
-        game, = parse_sgf(text)
-        assert len(game.nodes) == n + 1 and game.nodes[-1].line == n + 1
-        return time.perf_counter() - start
+def cpu_seconds(work, repeats: int = 3) -> float:
+    """The least CPU time of this process over ``repeats`` runs of ``work``, with the garbage
+    collector paused (its passes over many new objects are not the parser's cost): other
+    processes' load does not count, so the verdict does not depend on the machine being quiet."""
+    best = float("inf")
+    for _ in range(repeats):
+        gc.collect()
+        gc.disable()
+        try:
+            start = time.process_time()
+            work()
+            best = min(best, time.process_time() - start)
+        finally:
+            gc.enable()
+    return best
 
-    small, large = seconds(10_000), seconds(80_000)
-    assert large < 4.0 and large < 8 * small * 3, (small, large)  # 8 times the nodes: about 8 times the time
+
+def test_sgf_parsing_takes_linear_time():
+    def parse(n: int):
+        text = "(;FF[4]GM[11]SZ[5]" + "\n;B[a1]" * n + ")"
+
+        def work():
+            game, = parse_sgf(text)
+            assert len(game.nodes) == n + 1 and game.nodes[-1].line == n + 1
+        return work
+
+    small, large = cpu_seconds(parse(10_000)), cpu_seconds(parse(80_000))
+    # 8 times the nodes: about 8 times the time (a quadratic parser takes 64 times)
+    assert large < 4.0 and large < 8 * max(small, 0.005) * 3, (small, large)
 
 
 def test_sgf_beyond_the_size_limit_is_refused_at_once():
     text = "(;FF[4]GM[11]SZ[5]" + ";B[a1]" * (MAX_CHARS // 6) + ")"
-    start = time.perf_counter()
-    with pytest.raises(SgfSyntaxError, match="more than the 4,000,000"):
-        parse_sgf(text)
-    with pytest.raises(RecordError, match="more than the 4,000,000"):
-        parse_records(text, "huge.sgf")
-    assert time.perf_counter() - start < 1.0
+
+    def refuse():
+        with pytest.raises(SgfSyntaxError, match="more than the 4,000,000"):
+            parse_sgf(text)
+        with pytest.raises(RecordError, match="more than the 4,000,000"):
+            parse_records(text, "huge.sgf")
+    assert cpu_seconds(refuse, repeats=1) < 1.0
 
 
 @pytest.mark.parametrize("spec, reason", [
@@ -144,19 +165,19 @@ def test_sgf_beyond_the_size_limit_is_refused_at_once():
     ("x" * 5000, "unknown game"),
 ])
 def test_absurd_game_specs_are_one_line_errors(spec, reason):
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(GameSpecError, match=reason) as info:
         parse_game(spec)
-    assert len(str(info.value)) < 300 and time.perf_counter() - start < 1.0
+    assert len(str(info.value)) < 300 and time.process_time() - start < 1.0
 
 
 def test_the_largest_random_openings_are_placed_quickly_and_leave_the_game_open():
     for spec in ("hex-5:random=8", "hex-19:random=120", "conhex:random=23"):
         env = VecEnv(spec)
-        start = time.perf_counter()
+        start = time.process_time()
         state = env.reset(8)
         assert not bool(state.done.any()) and int(state.ply[0]) == env.game.opening_plies
-        assert time.perf_counter() - start < 10.0
+        assert time.process_time() - start < 10.0
 
 
 @pytest.mark.parametrize("spec", ["mcts-rollout:99999999999999999999", "mcts-rollout:" + "9" * 5000,
