@@ -1,4 +1,4 @@
-"""Play every arena match whose result README.md or checkpoints/README.md quotes, and tabulate them.
+"""Play every arena match whose result README.md, docs/ or checkpoints/README.md quotes, and tabulate them.
 
     python benchmarks/published_matches.py                    # all of them (about 20 CPU minutes)
     python benchmarks/published_matches.py --only hex5-vs-rollout200 --jobs 2

@@ -272,7 +272,7 @@ def test_the_shipped_hex5_model_misjudges_one_pair_of_openings_at_most(sims, mis
 @pytest.mark.parametrize("sims", [64, 200])
 def test_the_earlier_gumbel_search_classifies_every_hex5_opening_at_low_effort(sims):
     """The search the analysis used before (mctx's Gumbel, no proofs), kept as ``--search mctx``:
-    25 of 25 at 64 and 200 simulations, and 23 from 400 on, where it drifts (README, Openings)."""
+    25 of 25 at 64 and 200 simulations, and 23 from 400 on, where it drifts (docs/analysis.md, "Convergence")."""
     env = VecEnv("hex-5")
     analysis = analyse_moves(env, env.initial_state(1), load_checkpoint(HEX5), HEX5, sims=sims, repeats=2,
                              exact=HexSolver(env.game.board), compare_sims=0, search="mctx")

@@ -13,7 +13,7 @@ compares them with.
   finds the replies whose refutation the network cannot see (a prior of 0.001 on the only winning
   answer), and the more simulations, the more such replies it finds: the analysis grew more
   optimistic for the side to move and drifted from the truth (``benchmarks/bench_convergence.py``;
-  the README's "Openings" section). These settings play weaker at 64 simulations (about 40% against
+  docs/analysis.md, "Convergence"). These settings play weaker at 64 simulations (about 40% against
   the play settings on Hex 7x7), so play keeps its own.
 """
 

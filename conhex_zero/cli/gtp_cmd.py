@@ -11,7 +11,7 @@ from conhex_zero.cli.play_cmd import PLAYER_HELP
 
 
 HEXGUI_COMMAND = "conhex-zero gtp /path/to/CKPT --game hex-11:swap --swap-name swap-pieces"
-"""The command line to give HexGui (Program > New Program), as in README.md."""
+"""The command line to give HexGui (Program > New Program), as in docs/play.md."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
