@@ -38,9 +38,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "The game is --game, else the one the first checkpoint among the players was trained on, else "
         "conhex; two checkpoints trained on different games need --game, and a model playing a game it "
         "was not trained on is warned about.",
-        epilog="examples:\n  conhex-zero arena random mcts-rollout:64 --game hex-5 --games 100\n"
-               "  conhex-zero arena runs/r/best.pt mcts-rollout:200 --game hex-5 --until-decided --games 400\n"
-               "  conhex-zero arena runs/r/best.pt gtp:\"mohex --use-book false\" --game hex-11 --games 20",
+        epilog="examples:\n  conhex-zero arena random mcts-rollout:64 --game hex-5 --games 100 --records runs/match.jsonl\n"
+               "  conhex-zero arena runs/hex5/best.pt mcts-rollout:200 --game hex-5 --until-decided --games 400\n"
+               "  conhex-zero arena checkpoints/hex5-l4h64.pt:seconds=1 mcts-rollout:1000 --games 40\n\n"
+               "An external engine that speaks GTP, here MoHex (when installed):\n"
+               "  conhex-zero arena runs/hex11/best.pt gtp:\"mohex --use-book false\" --game hex-11 --games 20",
         formatter_class=HelpFormatter)
     p.add_argument("player1", metavar="P1", help=PLAYERS_HELP)
     p.add_argument("player2", metavar="P2", help="the other player, same forms")

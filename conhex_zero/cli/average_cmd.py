@@ -17,9 +17,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "network size trained on one game. An input that is a training run directory stands for its "
         "newest --last iteration checkpoints (RUN/checkpoints/iter_*.pt). The output records its "
         "sources (meta 'averaged_from') and the newest source's training figures.",
-        epilog="examples:\n  conhex-zero average runs/hex7-20261125-190000 --last 4 --out hex7-avg.pt\n"
-               "  conhex-zero average a.pt b.pt c.pt --out abc.pt\n"
-               "  conhex-zero openings hex7-avg.pt",
+        epilog="examples:\n  conhex-zero average runs/hex5 --last 4 --out hex5-avg.pt\n"
+               "  conhex-zero average checkpoints/hex7-l4h64.pt checkpoints/hex7-l4h64-avg.pt --out hex7-mean.pt\n"
+               "  conhex-zero openings hex5-avg.pt",
         formatter_class=HelpFormatter)
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="checkpoint files or training run directories")
     p.add_argument("--out", required=True, metavar="FILE", help="the averaged checkpoint to write (.pt)")

@@ -32,9 +32,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "with a progress bar). With --after, the "
         "moves of any later position are analysed instead.",
         epilog="examples:\n  conhex-zero openings checkpoints/hex5-l4h64.pt --png openings.png\n"
-               "  conhex-zero openings runs/r/best.pt --game conhex --sims 400 --json openings.json\n"
-               "  conhex-zero openings checkpoints/hex5-l4h64.pt --after c3 swap  (the replies)\n"
-               "  conhex-zero openings runs/r/best.pt --record game.sgf  (a real game, move by move)",
+               "  conhex-zero openings checkpoints/conhex-l4h64.pt --sims 400 --json openings.json\n"
+               "  conhex-zero openings checkpoints/hex5-l4h64.pt --after c3  (the replies to c3)\n"
+               "  conhex-zero openings checkpoints/hex5-l4h64.pt --record game3.sgf  (a real game, move by move)",
         formatter_class=HelpFormatter)
     p.add_argument("checkpoint", metavar="CKPT", help="a checkpoint (.pt) file")
     p.add_argument("--game", help="game spec (default: the checkpoint's game)")

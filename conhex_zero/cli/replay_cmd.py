@@ -21,11 +21,11 @@ if TYPE_CHECKING:  # imported in run(): --help stays fast
 
 EPILOG = """\
 examples:
-  conhex-zero replay conhex F6 swap E6 G7
-  conhex-zero replay --record runs/arena/a-vs-b.jsonl --index 3
-  conhex-zero replay --record game2203451.sgf --analyse mcts-rollout:200
-  conhex-zero replay --record games.hsgf --index 2 --analyse checkpoints/hex5-l4h64.pt --json
-  conhex-zero replay --record runs/arena/a-vs-b.jsonl --index 3 --to-sgf game3.sgf
+  conhex-zero replay conhex F6 swap E6 G6
+  conhex-zero replay --record runs/match.jsonl --index 3
+  conhex-zero replay --record runs/match.jsonl --index 3 --to-sgf game3.sgf
+  conhex-zero replay --record game3.sgf --analyse mcts-rollout:200
+  conhex-zero replay --record game3.sgf --analyse checkpoints/hex5-l4h64.pt --json
 
 record files: arena records (JSON lines, --index is the record's index) or SGF, several games per
 file allowed (--index counts from 0): Little Golem ConHex (FF[CONHEX]; rows counted from the bottom,

@@ -24,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "the fairest openings, game lengths and the number of drawn games. Rates carry 95% intervals.",
         epilog="examples:\n  conhex-zero report checkpoints/hex5-l4h64.pt --games 50 --out runs/report-hex5\n"
                "  conhex-zero report mcts-rollout:200 --game conhex --games 100 --out runs/report-conhex\n"
-               "  conhex-zero report runs/conhex/best.pt --games 400 --sims 64 --device cuda",
+               "  conhex-zero report checkpoints/conhex-l4h64.pt --games 400 --sims 64 --device cuda",
         formatter_class=HelpFormatter)
     p.add_argument("checkpoint", metavar="CKPT",
                    help="a checkpoint (.pt) file; or mcts-rollout:K to measure with rollout search of K "

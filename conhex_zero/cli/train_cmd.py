@@ -16,8 +16,8 @@ from conhex_zero.cli.common import CliError, plural, resolve_device
 EPILOG = """\
 examples:
   conhex-zero train --config configs/tiny.yaml
-  conhex-zero train --config configs/hex5.yaml optim.lr=1e-3 selfplay.games=128
-  conhex-zero train --resume runs/hex5-20261122-120000 iterations=200
+  conhex-zero train --config configs/hex5.yaml --run-dir runs/hex5 optim.lr=1e-3 selfplay.games=128
+  conhex-zero train --resume runs/hex5 iterations=200
   conhex-zero train --config configs/hex7.yaml --init checkpoints/hex7-l4h64.pt
   torchrun --standalone --nproc-per-node 4 train.py --config configs/conhex.yaml --device cuda
 """
