@@ -4,7 +4,7 @@
 (recorded around the work, read once at the end), ``perf_counter`` on the CPU. ``count_syncs`` runs
 a function under torch's profiler and counts the ops that make the host wait for the device:
 ``aten::_local_scalar_dense`` (``.item()``, ``bool(t)``, ``float(t)``, ``.tolist()``),
-``aten::nonzero`` and ``aten::is_nonzero``, as ``../shared/tools/count_ops.py`` does. On a CPU they
+``aten::nonzero`` and ``aten::is_nonzero`` (``benchmarks/count_ops.py`` counts them over a whole command). On a CPU they
 cost nothing, but each is a stall on a GPU, so counting them on the CPU shows what a GPU would pay.
 torch's profiler (kineto) writes ``USDT: ... profiler_start`` and ``profiler_stop`` lines to the
 process's standard error, whatever its log level; ``count_syncs`` drops those lines (and only those).
