@@ -389,7 +389,7 @@ def test_state_winners_reports_progress():
 @pytest.mark.parametrize("args, message", [
     (["--size", "big"], "WIDTHxHEIGHT"),
     (["--png", "x.jpg"], "must end in .png"),
-    (["--json", "nodir/x.json"], "does not exist"),
+    (["--json", "pyproject.toml/x.json"], "is not a directory"),
     (["--after", "a1", "a1"], "already taken"),
     (["--game", "hex-4:random=1"], "random opening"),
 ])
@@ -397,6 +397,12 @@ def test_openings_command_errors(args, message, capsys):
     assert main(["openings", HEX4, "--sims", "2", "--quiet", *args]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_openings_command_makes_the_output_folders(tmp_path, capsys):
+    out = tmp_path / "new" / "folder" / "hex4.json"
+    assert main(["openings", HEX4, "--sims", "2", "--quiet", "--json", str(out)]) == 0
+    assert out.is_file()
 
 
 def test_openings_command_missing_checkpoint(capsys):

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, game_for_players, load_record,
-                                    output_json, resolve_device, warn)
+from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, check_output_file, game_for_players,
+                                    load_record, output_json, resolve_device, warn)
 
 DEFAULT_SIMS = 200
 
@@ -83,8 +83,8 @@ def check_output(path: str | None, suffix: str, option: str) -> Path | None:
     p = Path(path)
     if p.suffix.lower() != suffix:
         raise CliError(f"{option} {path!r}: the file name must end in {suffix}")
-    if p.parent and not p.parent.exists():
-        raise CliError(f"{option} {path!r}: directory {p.parent} does not exist")
+    check_output_file(option, p)  # not a directory or device, in a folder that is or can be made writable
+    p.parent.mkdir(parents=True, exist_ok=True)
     return p
 
 
