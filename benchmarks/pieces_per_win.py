@@ -26,6 +26,9 @@ def main() -> int:
         if not lines:
             print(f"{path}: no games")
             continue
+        if not all(isinstance(r, dict) and "game" in r and "moves" in r for r in lines):
+            print(f"{path}: not arena records (skipped)")
+            continue
         env = VecEnv(lines[0]["game"])
         wins: dict[str, list[int]] = {}
         for record in lines:
