@@ -70,7 +70,7 @@ SCRIPT_SHRINK: dict[str, dict[str, tuple[object, bool]]] = {
     "bench_vs_pgx.py": {"--seconds": (SMALL_SECONDS, True), "--repeats": (1, True), "--batch": (64, True)},
     "bench_distributed.py": {"--procs": ("1", True), "--iterations": (1, True), "--repeats": (1, True)},
     "bench_convergence.py": {"--positions": (4, True), "--sims": (SMALL_SIMS, True), "--batch": (4, True)},
-    "measure_model.py": {"--games": (2, True), "--sims": (SMALL_SIMS, True), "--equal-time-games": (2, False)},
+    "measure_model.py": {"--games": (2, True), "--sims": (SMALL_SIMS, True), "--equal-time-games": (0, True)},
     "ab_search.py": {"--games": (2, True), "--sims": (SMALL_SIMS, True)},
     "bench_one_position.py": {"--sims": (SMALL_SIMS, True), "--seconds": (SMALL_SECONDS, True), "--repeats": (1, True),
                               "--sims-large": (SMALL_SIMS, False), "--batch-large": (8, False)},
@@ -80,6 +80,9 @@ GENERIC_SHRINK: dict[str, tuple[object, bool]] = {
     "--positions": (4, False), "--iterations": (1, False), "--repeats": (1, False), "--batch": (64, False),
 }
 """Any other script: numbers given for these options are lowered."""
+SCRIPT_EXTRA: dict[str, list[str]] = {"measure_model.py": ["--references", "mcts-rollout:8", "random"]}
+"""Options added to a script's command when it does not give them (its defaults take minutes: the
+model against rollout-MCTS 1000, then again at equal time, which the shrunk command leaves out)."""
 SCRIPT_OVERRIDES = {"bench_distributed.py": TRAIN_SMALL}
 """Scripts that pass ``key=value`` config overrides on to training."""
 
@@ -388,6 +391,9 @@ def shrink_script(args: list[str], cuda: bool, notes: list[str]) -> list[str]:
         rest = on_cpu(rest, notes)
     for option, (value, add) in SCRIPT_SHRINK.get(name, GENERIC_SHRINK).items():
         rest = set_option(rest, option, value, add, 0)
+    extra = SCRIPT_EXTRA.get(name, [])
+    if extra and extra[0] not in rest:
+        rest = [*rest, *extra]
     if name in SCRIPT_OVERRIDES:
         rest = set_overrides(rest, SCRIPT_OVERRIDES[name], add=True)
     return [script, *rest]

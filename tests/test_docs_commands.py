@@ -1,4 +1,4 @@
-"""Every command the documentation shows runs: README.md, docs/*.md and the examples of every
+"""Every command the documentation shows runs: README.md, checkpoints/README.md, docs/*.md and the examples of every
 ``conhex-zero CMD --help``, each shrunk to seconds and run in a scratch copy of the repository.
 
 Conventions for documentation writers (``tests/doc_commands.py`` implements them):
@@ -99,7 +99,8 @@ DEFAULT_OUTPUTS = ("runs", "benchmarks/results")
 
 
 def doc_files() -> list[Path]:
-    return [p for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))] if p.is_file()]
+    return [p for p in [ROOT / "README.md", ROOT / "checkpoints" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+            if p.is_file()]
 
 
 def all_commands() -> list[Command]:
