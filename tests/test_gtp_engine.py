@@ -185,6 +185,7 @@ def test_time_settings_are_accepted_and_cap_the_search():
     e.time_left = {}
     # 300 s of main time over at least 4 (here 12 = 25 legal / 2) own moves left, times SAFETY
     assert abs(e._think_seconds(0) - 0.8 * 300 / 12.5) < 1e-9
+    e.handle("time_left b 2 0")  # 2 s left for the game: about 0.13 s for this move
     assert re.fullmatch(r"= [a-e][1-5]\n\n", e.handle("genmove b"))
     e.handle("time_left w 1.0 0")  # 1 s for the rest of the game: about 0.8 / 12 s a move
     assert 0.05 <= e._think_seconds(1) <= 0.1
