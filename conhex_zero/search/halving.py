@@ -33,10 +33,22 @@ def considered_visits(num_considered: int, num_simulations: int) -> tuple[int, .
     return tuple(seq[:num_simulations])
 
 
+_TABLES: dict[tuple[int, int, str], torch.Tensor] = {}
+
+
 def considered_table(max_considered: int, num_simulations: int, device: torch.device) -> torch.Tensor:
-    """``[max_considered + 1, n]``: row m is the schedule for m candidates."""
-    # Under torch.compile the cache is bypassed (Dynamo traces the plain function and warns
-    # about the wrapper otherwise); the schedule is a pure function, so both give the same rows.
-    schedule = considered_visits.__wrapped__ if torch.compiler.is_compiling() else considered_visits
-    rows = [schedule(m, num_simulations) for m in range(max_considered + 1)]
-    return torch.tensor(rows, dtype=torch.float32, device=device)
+    """``[max_considered + 1, n]``: row m is the schedule for m candidates (read-only: shared).
+
+    The table is made once per device and kept: copying it from the host at every search was a
+    host synchronisation on CUDA (a copy from pageable memory), one per self-play step."""
+    if torch.compiler.is_compiling():
+        # Dynamo traces the plain function (it warns about the cache's wrapper otherwise); the
+        # schedule is a pure function, so both give the same rows.
+        rows = [considered_visits.__wrapped__(m, num_simulations) for m in range(max_considered + 1)]
+        return torch.tensor(rows, dtype=torch.float32, device=device)
+    key = (max_considered, num_simulations, str(torch.device(device)))
+    table = _TABLES.get(key)
+    if table is None:
+        rows = [considered_visits(m, num_simulations) for m in range(max_considered + 1)]
+        table = _TABLES[key] = torch.tensor(rows, dtype=torch.float32, device=device)
+    return table

@@ -168,13 +168,14 @@ class LeanSearch:
         ``lean_trees`` can be cut with ``subtree`` for the next move."""
         cfg = self.config
         B, A = root.logits.shape
+        self._device = root.logits.device  # the network's and the embeddings'; the tree is NumPy
         trees = []
         for b in range(B):
             kept = keep[b] if keep is not None and b < len(keep) else None
             trees.append(self._start(root, b, kept, keys[b:b + 1]))
-        gumbel = (rng.gumbel(rng.fold(keys, 1), 0, A) * cfg.gumbel_scale).cpu() if cfg.scheme == "gumbel" \
-            else torch.zeros(B, A)
-        self._gumbel = gumbel.numpy().astype(np.float32)
+        gumbel = rng.gumbel(rng.fold(keys, 1), 0, A) * cfg.gumbel_scale if cfg.scheme == "gumbel" \
+            else torch.zeros(B, A, device=self._device)  # [B, A]
+        self._gumbel = gumbel.float().cpu().numpy()
         self._first_sim = [int(t.edge_visits[0].sum()) for t in trees]  # kept visits count as done
         done = 0
         while done < cfg.num_simulations and (deadline is None or done < 8 or time.perf_counter() < deadline):
@@ -304,11 +305,12 @@ class LeanSearch:
             by_tree.setdefault(b, []).append(i)
         order = [i for b in sorted(by_tree) for i in by_tree[b]]  # the leaves grouped by tree
         edges = [edges[i] for i in order]
-        parts = [tree_map(lambda store, b=b: store.index_select(0, torch.tensor([edges[i][1] for i in range(len(edges))
-                                                                                    if edges[i][0] == b])),
+        device = self._device
+        parts = [tree_map(lambda store, b=b: store.index_select(0, torch.tensor(
+                     [edges[i][1] for i in range(len(edges)) if edges[i][0] == b], device=device)),
                           trees[b].embeddings) for b in sorted(by_tree)]
         parent = parts[0] if len(parts) == 1 else tree_map(lambda *xs: torch.cat(xs), *parts)
-        actions = torch.tensor([a for _, _, a in edges], dtype=torch.long)
+        actions = torch.tensor([a for _, _, a in edges], dtype=torch.long, device=device)
         out = self.recurrent_fn(parent, actions)
         legal = out.legal.bool().cpu().numpy()
         logits = np.where(legal, out.logits.float().cpu().numpy(), NEG).astype(np.float32)
@@ -347,7 +349,7 @@ class LeanSearch:
             tree.children[node, a] = -2 - new if stops else new
         start = 0
         for b in sorted(new_rows):
-            rows = torch.tensor(new_rows[b])
+            rows = torch.tensor(new_rows[b], device=device)
             count = len(new_rows[b])
             tree_map(lambda store, v: store.index_copy_(0, rows, v[start:start + count]), trees[b].embeddings,
                      out.embedding)
@@ -407,17 +409,17 @@ class LeanSearch:
                     pad = np.full((N - x.shape[0],) + x.shape[1:], fill, dtype=x.dtype)
                     x = np.concatenate([x, pad])
                 rows.append(x)
-            return torch.from_numpy(np.stack(rows))
+            return torch.from_numpy(np.stack(rows)).to(self._device)
 
         embeddings = tree_map(lambda *xs: torch.cat([x[:N] for x in xs]), *[t.embeddings for t in trees])
         return Tree(
             logits=stack("logits", NEG), prior=stack("prior", 0), legal=stack("legal", False),
             children=stack("children", UNEXPANDED), edge_visits=stack("edge_visits", 0),
             edge_value=stack("edge_value", 0), edge_proven=stack("edge_proven", 0),
-            next_edge=torch.zeros(len(trees), N, dtype=torch.long), visits=stack("visits", 0),
+            next_edge=torch.zeros(len(trees), N, dtype=torch.long, device=self._device), visits=stack("visits", 0),
             value_sum=stack("value_sum", 0), proven=stack("proven", 0), raw_value=stack("raw_value", 0),
             reward=stack("reward", 0), discount=stack("discount", 0), parent=stack("parent", -1),
-            action=stack("action", -1), node_count=torch.tensor([t.count for t in trees]), embeddings=embeddings)
+            action=stack("action", -1), node_count=torch.tensor([t.count for t in trees], device=self._device), embeddings=embeddings)
 
 
 def _grow(tree: LeanTree, capacity: int) -> LeanTree:
@@ -474,5 +476,5 @@ def subtree(tree: LeanTree, actions: list[int]) -> LeanTree | None:
     kept.reward[0], kept.discount[0] = 0.0, 0.0
     kept.count = len(old)
     index_t = torch.from_numpy(old)
-    kept.embeddings = tree_map(lambda t: t.index_select(0, index_t), tree.embeddings)
+    kept.embeddings = tree_map(lambda t: t.index_select(0, index_t.to(t.device)), tree.embeddings)
     return kept
