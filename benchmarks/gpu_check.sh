@@ -18,6 +18,7 @@ STEPS=$(mktemp -d)   # per-step output, outside $OUT (a device run brings back f
 LOG="$OUT/log.txt"
 : >"$LOG"; rm -f "$OUT/results.json"
 export PYTHONUNBUFFERED=1
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"  # the scripts in benchmarks/ import the package
 
 if [ "$QUICK" = 1 ]; then   # the same commands, shrunk to seconds on a CPU
     NET_BATCH=64; SECS=2; SP_OVERRIDES="selfplay.games=16"
@@ -26,7 +27,7 @@ if [ "$QUICK" = 1 ]; then   # the same commands, shrunk to seconds on a CPU
 else
     NET_BATCH=4096; SECS=10; SP_OVERRIDES=""
     TRAIN_OVERRIDES="replay.min_size=16384 selfplay.positions_per_iteration=16384"
-    T_TEST=150; T_NET=40; T_COMPILE=90; T_SP=70; T_TRAIN=110
+    T_TEST=150; T_NET=40; T_COMPILE=90; T_SP=100; T_TRAIN=110
 fi
 
 step() {  # step NAME LIMIT_S COMMAND...: run, log, record status, keep a JSON result if printed

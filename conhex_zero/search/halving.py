@@ -39,8 +39,8 @@ _TABLES: dict[tuple[int, int, str], torch.Tensor] = {}
 def considered_table(max_considered: int, num_simulations: int, device: torch.device) -> torch.Tensor:
     """``[max_considered + 1, n]``: row m is the schedule for m candidates (read-only: shared).
 
-    The table is made once per device and kept: copying it from the host at every search was a
-    host synchronisation on CUDA (a copy from pageable memory), one per self-play step."""
+    The table is made once per device and kept, copied from pinned memory: a copy from pageable
+    memory at every search was a host synchronisation on CUDA, one per self-play step."""
     if torch.compiler.is_compiling():
         # Dynamo traces the plain function (it warns about the cache's wrapper otherwise); the
         # schedule is a pure function, so both give the same rows.
@@ -50,5 +50,10 @@ def considered_table(max_considered: int, num_simulations: int, device: torch.de
     table = _TABLES.get(key)
     if table is None:
         rows = [considered_visits(m, num_simulations) for m in range(max_considered + 1)]
-        table = _TABLES[key] = torch.tensor(rows, dtype=torch.float32, device=device)
+        host = torch.tensor(rows, dtype=torch.float32)  # [max_considered + 1, n]
+        if torch.device(device).type == "cuda":  # from pinned memory the copy is asynchronous
+            table = host.pin_memory().to(device, non_blocking=True)
+        else:
+            table = host.to(device)
+        _TABLES[key] = table
     return table
