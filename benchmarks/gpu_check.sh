@@ -27,7 +27,7 @@ if [ "$QUICK" = 1 ]; then   # the same commands, shrunk to seconds on a CPU
 else
     NET_BATCH=4096; SECS=10; SP_OVERRIDES=""
     TRAIN_OVERRIDES="replay.min_size=16384 selfplay.positions_per_iteration=16384"
-    T_TEST=150; T_NET=40; T_COMPILE=90; T_SP=100; T_TRAIN=110
+    T_TEST=150; T_NET=40; T_COMPILE=90; T_SP=100; T_TRAIN=150
 fi
 
 step() {  # step NAME LIMIT_S COMMAND...: run, log, record status, keep a JSON result if printed
@@ -70,7 +70,7 @@ if [ "$DEVICE" = cuda ]; then
 fi
 step net_profile "$T_NET" python3 benchmarks/cuda_profile.py net --model l8h128 --batch "$NET_BATCH"
 step selfplay "$T_SP" python3 -m conhex_zero bench selfplay --config configs/conhex.yaml --device "$DEVICE" \
-    --seconds "$SECS" --json $SP_OVERRIDES
+    --seconds "$SECS" --json selfplay.compile=false $SP_OVERRIDES
 step net "$T_NET" python3 -m conhex_zero bench net --device "$DEVICE" --model l8h128 --batch "$NET_BATCH" \
     --seconds "$SECS" --json
 RUN="$OUT/train-run"
@@ -80,11 +80,11 @@ step train "$T_TRAIN" python3 train.py --config configs/conhex.yaml --device "$D
     $TRAIN_OVERRIDES
 cp "$RUN/metrics.jsonl" "$OUT/train_metrics.jsonl" 2>/dev/null
 step selfplay_graphs "$T_SP" python3 -m conhex_zero bench selfplay --config configs/conhex.yaml --device "$DEVICE" \
-    --seconds "$SECS" --json selfplay.cuda_graphs=true $SP_OVERRIDES
+    --seconds "$SECS" --json selfplay.cuda_graphs=true selfplay.compile=false $SP_OVERRIDES
 step net_compile "$T_COMPILE" python3 -m conhex_zero bench net --device "$DEVICE" --model l8h128 --batch "$NET_BATCH" \
     --seconds "$SECS" --json --compile
 step selfplay_compile "$T_COMPILE" python3 -m conhex_zero bench selfplay --config configs/conhex.yaml --device "$DEVICE" \
-    --seconds "$SECS" --json selfplay.compile=true $SP_OVERRIDES
+    --seconds "$SECS" --json $SP_OVERRIDES
 
 python3 - "$OUT" <<'EOF'
 import json, pathlib, sys

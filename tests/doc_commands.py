@@ -39,9 +39,10 @@ TRAIN_SMALL = {
     "selfplay.games": 4, "selfplay.full_sims": 4, "selfplay.cheap_sims": 2, "selfplay.max_considered": 4,
     "selfplay.positions_per_iteration": 8, "replay.min_size": 8, "replay.capacity": 512, "optim.batch_size": 8,
     "optim.warmup_steps": 1, "eval.every": 1, "eval.games": 2, "eval.previous_games": 2, "eval.sims": 2,
-    "eval.references": "[random,mcts-rollout:1]",
+    "eval.references": "[random,mcts-rollout:1]", "selfplay.compile": "false", "optim.compile": "false",
 }
-"""Config overrides of a shrunk training run (one iteration, evaluated, with checkpoints)."""
+"""Config overrides of a shrunk training run (one iteration, evaluated, with checkpoints). No
+torch.compile: it takes half a minute and a C compiler on a CPU (tests/test_train.py tests it)."""
 SELFPLAY_SMALL = {k: v for k, v in TRAIN_SMALL.items() if k.startswith("selfplay.")}
 
 CLI_SHRINK: dict[str, dict[str, tuple[object, bool]]] = {
