@@ -87,12 +87,14 @@ class NetworkEvaluator:
         self.forward = torch.compile(self.model) if compile else self.model
         self.timer = timer
 
-    def __call__(self, state: State) -> tuple[Tensor, Tensor]:
+    def __call__(self, state: State, legal: Tensor | None = None, wins: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """``legal`` ``[B, A]`` and ``wins`` ``[B, 2, H]`` (``Tactics.winning_moves_both``): the
+        search passes what it computed already, so the rules run once per position."""
         # No autocast cache: a cast weight cached across calls would outlive a CUDA graph's capture.
         ctx = (torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False) if self.autocast
                else contextlib.nullcontext())
-        encoded = self.encoder(state)
+        legal = self.env.legal_mask(state) if legal is None else legal
+        encoded = self.encoder(state, legal, wins)
         with torch.no_grad(), ctx, (self.timer() if self.timer else contextlib.nullcontext()):
             logits, value, _ = self.forward(encoded, self.encoder.graph)
-        legal = self.env.legal_mask(state)
         return torch.where(legal, logits.float(), NEG), value.float()

@@ -17,7 +17,7 @@ from typing import Callable
 import torch
 from torch import Tensor
 
-from conhex_zero.agents.evaluators import Evaluator
+from conhex_zero.agents.evaluators import Evaluator, NetworkEvaluator
 from conhex_zero.env.state import State
 from conhex_zero.env.tactics import Tactics
 from conhex_zero.env.vec_env import VecEnv
@@ -51,15 +51,29 @@ class GameSearch:
         self.searcher = Searcher(self.recurrent, config, persistent=self.persistent)
         self.lean = LeanSearch(self.recurrent, config, leaves_per_call=config.leaves_per_call)
 
+    def _evaluate(self, state: State) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
+        """``(logits, value, legal, wins)``: the evaluator's output, the legal mask and, with tactics,
+        the mover's winning holes ``[B, H]``. A network evaluator gets the mask and both players'
+        winning holes from here (its encoder needs them too), so each is computed once."""
+        legal = self.env.legal_mask(state)
+        if self.tactics is None:
+            logits, value = self.evaluator(state)
+            return logits, value, legal, None
+        if isinstance(self.evaluator, NetworkEvaluator):
+            both = self.tactics.winning_moves_both(state)  # [B, 2, H]
+            logits, value = self.evaluator(state, legal, both)
+            return logits, value, legal, both[:, 0]
+        logits, value = self.evaluator(state)
+        return logits, value, legal, self.tactics.winning_moves(state)
+
     def root(self, state: State, exclude: Tensor | None = None) -> RootInput:
         """The search's root; ``exclude`` (``[B, A]`` bool) removes actions from consideration."""
-        logits, value = self.evaluator(state)
-        legal = self.env.legal_mask(state)
+        logits, value, legal, mover_wins = self._evaluate(state)
         if exclude is not None:
             legal = legal & ~exclude
         proven = None
         if self.tactics is not None:
-            wins = self.tactics.winning_moves(state).any(1)
+            wins = mover_wins.any(1)
             value = torch.where(wins, 1.0, value)
             legal = self.tactics.focus(state, legal)
             proven = wins.to(torch.int8)  # a player who can win at once has won
@@ -72,11 +86,9 @@ class GameSearch:
         won = nxt.winner == state.to_move
         reward = torch.where(ended, torch.where(won, 1.0, -1.0), 0.0)
         discount = torch.where(ended, 0.0, torch.where(nxt.to_move == state.to_move, 1.0, -1.0))
-        legal = env.legal_mask(nxt)
-        logits, value = self.evaluator(nxt)
+        logits, value, legal, wins = self._evaluate(nxt)  # wins: [B, H] with tactics
         proven = None
         if self.tactics is not None:
-            wins = self.tactics.winning_moves(nxt)  # [B, H]
             can_win = wins.any(1)
             value = torch.where(can_win, 1.0, value)
             wins_a = torch.cat([wins, torch.zeros_like(wins[:, :1])], dim=1)

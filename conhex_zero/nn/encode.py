@@ -130,7 +130,9 @@ class Encoder:
     def num_features(self) -> int:
         return NUM_FEATURES
 
-    def __call__(self, state: State) -> Encoded:
+    def __call__(self, state: State, legal: Tensor | None = None, wins: Tensor | None = None) -> Encoded:
+        """``legal`` (``env.legal_mask``) and ``wins`` (``Tactics.winning_moves_both``) when the caller
+        has them already (the search does), else computed here."""
         env = self.env
         B, H, C = state.batch_size, env.num_holes, env.num_cells
         p = state.to_move  # [B]
@@ -139,9 +141,9 @@ class Encoder:
         x = self.template.expand(B, -1, -1).clone()  # [B, N, F]
 
         holes, cells = state.holes, state.cells
-        legal = env.legal_mask(state)  # [B, A]
+        legal = env.legal_mask(state) if legal is None else legal  # [B, A]
         h_empty, h_mine = holes < 0, holes == p8
-        wins = self.tactics.winning_moves_both(state)  # [B, 2, H]
+        wins = self.tactics.winning_moves_both(state) if wins is None else wins  # [B, 2, H]
         x[:, :H, H_EMPTY:H_CELLS] = torch.stack(
             [h_empty, h_mine, ~(h_empty | h_mine), legal[:, :H], wins[:, 0], wins[:, 1]], -1).float()
 
