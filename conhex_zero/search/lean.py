@@ -330,37 +330,47 @@ class LeanSearch:
         discount = out.discount.float().cpu().numpy()
         proven = (np.zeros(len(edges), np.int8) if out.proven is None
                   else out.proven.to(torch.int8).cpu().numpy())
-        new_rows: dict[int, list[int]] = {}
-        for i, (b, node, a) in enumerate(edges):
+        # Every leaf's row at once ([k, A] and [k]), then written tree by tree (leaves are grouped).
+        x = np.exp(logits - logits.max(1, keepdims=True)) * legal
+        prior = x / np.maximum(x.sum(1, keepdims=True), EPS)  # [k, A]: the masked softmax
+        row_logits = logits
+        if cfg.prior_mix > 0:
+            uniform = legal / np.maximum(legal.sum(1, keepdims=True), 1)
+            prior = (1 - cfg.prior_mix) * prior + cfg.prior_mix * uniform
+            row_logits = np.where(legal, np.log(np.maximum(prior, 1e-30)), NEG).astype(np.float32)
+        prior = prior.astype(np.float32)
+        ended = discount == 0  # [k]
+        raw_value = np.where(ended, np.float32(0), value)
+        stops = ended
+        if cfg.solver:
+            node_proof = np.where(ended, 0, proven).astype(np.int8)
+            edge_proof = np.where(ended, np.sign(reward), discount * node_proof).astype(np.int8)
+            stops = ended | (edge_proof != 0)
+        new_rows: dict[int, np.ndarray] = {}
+        first = 0
+        for b in sorted(by_tree):
             tree = trees[b]
-            if tree.count >= tree.capacity:
+            m = len(by_tree[b])
+            span = slice(first, first + m)
+            if tree.count + m > tree.capacity:
                 raise RuntimeError("lean search tree is full")  # capacity is simulations + 2: never
-            new = tree.count
-            tree.count += 1
-            new_rows.setdefault(b, []).append(new)
-            prior = _masked_softmax(logits[i], legal[i])
-            row_logits = logits[i]
-            if cfg.prior_mix > 0:
-                uniform = legal[i] / max(legal[i].sum(), 1)
-                prior = (1 - cfg.prior_mix) * prior + cfg.prior_mix * uniform
-                row_logits = np.where(legal[i], np.log(np.maximum(prior, 1e-30)), NEG).astype(np.float32)
-            ended = discount[i] == 0
-            tree.logits[new], tree.prior[new], tree.legal[new] = row_logits, prior.astype(np.float32), legal[i]
-            tree.raw_value[new] = 0.0 if ended else value[i]
-            tree.reward[new], tree.discount[new] = reward[i], discount[i]
-            tree.parent[new], tree.action[new] = node, a
-            stops = ended
+            new = np.arange(tree.count, tree.count + m)
+            tree.count += m
+            new_rows[b] = new
+            nodes = np.array([edges[i][1] for i in range(first, first + m)])
+            acts = np.array([edges[i][2] for i in range(first, first + m)])
+            tree.logits[new], tree.prior[new], tree.legal[new] = row_logits[span], prior[span], legal[span]
+            tree.raw_value[new], tree.reward[new], tree.discount[new] = raw_value[span], reward[span], discount[span]
+            tree.parent[new], tree.action[new] = nodes, acts
             if cfg.solver:
-                node_proof = 0 if ended else int(proven[i])
-                tree.proven[new] = node_proof
-                edge_proof = int(np.sign(reward[i])) if ended else int(discount[i]) * node_proof
-                tree.edge_proven[node, a] = edge_proof
-                tree.proven_edges[node] += edge_proof != 0
-                stops = ended or edge_proof != 0
-            tree.children[node, a] = -2 - new if stops else new
+                tree.proven[new] = node_proof[span]
+                tree.edge_proven[nodes, acts] = edge_proof[span]
+                np.add.at(tree.proven_edges, nodes, (edge_proof[span] != 0).astype(tree.proven_edges.dtype))
+            tree.children[nodes, acts] = np.where(stops[span], -2 - new, new)
+            first += m
         start = 0
         for b in sorted(new_rows):
-            rows = torch.tensor(new_rows[b], device=device)
+            rows = torch.from_numpy(new_rows[b]).to(device)
             count = len(new_rows[b])
             tree_map(lambda store, v: store.index_copy_(0, rows, v[start:start + count]), trees[b].embeddings,
                      out.embedding)
