@@ -29,6 +29,7 @@ adding ``num_simulations`` more.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -137,6 +138,54 @@ class _Rules:
         scale = (cfg.c_visit + float(_max(n))) * cfg.c_scale / max(hi - lo, cfg.q_min_spread, 1e-8)
         return (completed - np.float32(lo)) * np.float32(scale)
 
+    def interior_visited(self, n: np.ndarray, w: np.ndarray, logits: np.ndarray, prior: np.ndarray, raw: float,
+                         order: list[int]) -> int:
+        """Gumbel's in-tree rule where every legal edge is selectable, from the visited edges alone.
+
+        Every unvisited edge has the same sigma and no visits, so the best of them is the first
+        unvisited one in ``order`` (the legal edges by logit, highest first, the lowest index on
+        ties), and the improved policy's normaliser needs only their prior mass (``prior`` is the
+        softmax of ``logits``). The same action as ``interior`` up to float rounding, in a few
+        operations per visited edge instead of a dozen NumPy calls over every action."""
+        cfg = self.cfg
+        vis = np.flatnonzero(n)
+        if vis.size == 0:
+            return order[0]
+        idx = vis.tolist()
+        nv, wv, pv = n[vis].tolist(), w[vis].tolist(), prior[vis].tolist()
+        total, nmax = sum(nv), max(nv)
+        qs = [wi / ni for wi, ni in zip(wv, nv)]
+        pi_seen = sum(pv)
+        mean_seen = sum(p * q for p, q in zip(pv, qs)) / max(pi_seen, EPS)
+        v_mix = (raw + total * mean_seen) / (1 + total)
+        unvisited = len(idx) < len(order)
+        if cfg.q_range == "fixed":
+            k = (cfg.c_visit + nmax) * cfg.c_scale * 0.5
+            sig, sig_u = [k * (q + 1) for q in qs], k * (v_mix + 1)
+        else:
+            lo, hi = min(qs), max(qs)
+            if unvisited:
+                lo, hi = min(lo, v_mix), max(hi, v_mix)
+            scale = (cfg.c_visit + nmax) * cfg.c_scale / max(hi - lo, cfg.q_min_spread, 1e-8)
+            sig, sig_u = [(q - lo) * scale for q in qs], (v_mix - lo) * scale
+        top = max(sig + [sig_u]) if unvisited else max(sig)
+        weights = [p * math.exp(s_ - top) for p, s_ in zip(pv, sig)]  # prior x exp(sigma), rescaled
+        rest = max(1.0 - pi_seen, 0.0) * math.exp(sig_u - top) if unvisited else 0.0
+        norm = 1.0 / max(sum(weights) + rest, 1e-300)
+        visit_term = 1.0 / (1 + total)
+        best, best_score = -1, -math.inf
+        for a, wt, na in zip(idx, weights, nv):
+            score = wt * norm - na * visit_term
+            if score > best_score:
+                best, best_score = a, score
+        if unvisited:
+            seen = set(idx)
+            a_u = next(a for a in order if a not in seen)
+            score = float(prior[a_u]) * math.exp(sig_u - top) * norm
+            if score > best_score or (score == best_score and a_u < best):
+                best = a_u
+        return best
+
     def interior(self, n: np.ndarray, w: np.ndarray, logits: np.ndarray, prior: np.ndarray, legal: np.ndarray,
                  raw: float, node_mean: float, all_legal: bool = False) -> int:
         """The in-tree rule's action at one node (``all_legal``: ``legal`` is the node's whole legal
@@ -185,6 +234,7 @@ class LeanSearch:
             else torch.zeros(B, A, device=self._device)  # [B, A]
         self._gumbel = gumbel.float().cpu().numpy()
         self._first_sim = [int(t.edge_visits[0].sum()) for t in trees]  # kept visits count as done
+        self._orders: list[dict[int, list[int]]] = [{} for _ in trees]  # per tree: node -> legal edges by logit
         # Per root, fixed for the search: the noisy logits and sequential halving's schedule.
         self._root_base = [self._gumbel[b] + t.logits[0] for b, t in enumerate(trees)]  # [A] each
         self._schedule = [considered_visits(min(int(t.legal[0].sum()), cfg.max_considered),
@@ -260,7 +310,7 @@ class LeanSearch:
         node = 0
         for depth in range(cfg.max_depth):
             a = self._root_action(tree, b, sim, pending) if depth == 0 and cfg.scheme == "gumbel" \
-                else self._choose(tree, node, pending)
+                else self._choose(tree, b, node, pending)
             path.append((node, a))
             code = int(tree.children[node, a])
             if code < 0:  # unexpanded, or terminal/proven: the descent stops
@@ -289,8 +339,15 @@ class LeanSearch:
         w, selectable = self.rules.proofs(n, w, tree.legal[node], tree.edge_proven[node], proofs)
         return n, w, selectable, extra, not proofs
 
-    def _choose(self, tree: LeanTree, node: int, pending: dict) -> int:
+    def _choose(self, tree: LeanTree, b: int, node: int, pending: dict) -> int:
         n, w, selectable, extra, all_legal = self._row(tree, node, pending)
+        if all_legal and self.config.scheme == "gumbel":
+            order = self._orders[b].get(node)
+            if order is None:  # the node's legal edges by logit, highest first (stable: lowest index on ties)
+                legal = np.flatnonzero(tree.legal[node])
+                order = self._orders[b][node] = legal[np.argsort(-tree.logits[node][legal], kind="stable")].tolist()
+            return self.rules.interior_visited(n, w, tree.logits[node], tree.prior[node], float(tree.raw_value[node]),
+                                               order)
         mean = tree.value_sum[node] / max(tree.visits[node], 1.0)
         return self.rules.interior(n, w, tree.logits[node], tree.prior[node], selectable, float(tree.raw_value[node]),
                                    float(mean), all_legal)
