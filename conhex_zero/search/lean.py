@@ -9,8 +9,8 @@ search does the same thing leanly:
 * the tree is NumPy arrays in the batched tree's layout (``tree.Tree``: the same child codes,
   proofs, statistics), walked in Python one node row at a time, so a descent costs a few NumPy
   calls per level instead of hundreds of tensor ops per simulation;
-* up to ``leaves_per_call`` descents (fewer while the tree is small: a quarter of the simulations
-  done so far) run before one batched call of the rules and the network for all their new leaves.
+* up to ``leaves_per_call`` descents (fewer while the tree is small: half the simulations done
+  so far) run before one batched call of the rules and the network for all their new leaves.
   Each pending descent adds a *virtual visit* to the edges of its path (a visit at the edge's
   current mean value): the rules' visit terms send the next descents of the batch elsewhere, while
   no value is misstated (a virtual *loss* of -1 was tried and lost tactics that the batched search
@@ -45,7 +45,7 @@ from conhex_zero.search.pytree import tree_map
 from conhex_zero.search.tree import NEG, UNEXPANDED, Tree
 
 EPS = 1e-12
-RAMP = 4
+RAMP = 2
 """While the tree is small, a batch holds at most (simulations done) / RAMP leaves."""
 
 
@@ -97,6 +97,14 @@ def _masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
     return x / max(x.sum(), EPS)
 
 
+def _first_unvisited(order: list[int], visited: list[int]) -> int:
+    """The first edge of ``order`` that is not in ``visited`` (which must leave one)."""
+    if len(visited) < 8:
+        return next(a for a in order if a not in visited)
+    seen = set(visited)
+    return next(a for a in order if a not in seen)
+
+
 # The ufuncs' reductions without ndarray.sum/max's Python wrappers (a third of their cost here).
 _sum, _max, _min = np.add.reduce, np.maximum.reduce, np.minimum.reduce
 
@@ -138,39 +146,46 @@ class _Rules:
         scale = (cfg.c_visit + float(_max(n))) * cfg.c_scale / max(hi - lo, cfg.q_min_spread, 1e-8)
         return (completed - np.float32(lo)) * np.float32(scale)
 
-    def interior_visited(self, n: np.ndarray, w: np.ndarray, logits: np.ndarray, prior: np.ndarray, raw: float,
-                         order: list[int]) -> int:
-        """Gumbel's in-tree rule where every legal edge is selectable, from the visited edges alone.
-
-        Every unvisited edge has the same sigma and no visits, so the best of them is the first
-        unvisited one in ``order`` (the legal edges by logit, highest first, the lowest index on
-        ties), and the improved policy's normaliser needs only their prior mass (``prior`` is the
-        softmax of ``logits``). The same action as ``interior`` up to float rounding, in a few
-        operations per visited edge instead of a dozen NumPy calls over every action."""
+    def visited_sigma(self, n: np.ndarray, w: np.ndarray, prior: np.ndarray, raw: float, num_legal: int
+                      ) -> tuple[list[int], list[float], list[float], list[float], float, float]:
+        """``sigma`` where every legal edge is selectable, from the visited edges alone: (visited
+        edges, their visits, their priors, their sigma, the sigma that every unvisited edge shares,
+        total visits). Same formulas as ``sigma``, in Python floats: a few operations per visited
+        edge instead of a dozen NumPy calls over every action."""
         cfg = self.cfg
         vis = np.flatnonzero(n)
-        if vis.size == 0:
-            return order[0]
         idx = vis.tolist()
+        if not idx:
+            return idx, [], [], [], 0.0, 0.0  # sigma is the same for every edge
         nv, wv, pv = n[vis].tolist(), w[vis].tolist(), prior[vis].tolist()
         total, nmax = sum(nv), max(nv)
         qs = [wi / ni for wi, ni in zip(wv, nv)]
         pi_seen = sum(pv)
         mean_seen = sum(p * q for p, q in zip(pv, qs)) / max(pi_seen, EPS)
         v_mix = (raw + total * mean_seen) / (1 + total)
-        unvisited = len(idx) < len(order)
         if cfg.q_range == "fixed":
             k = (cfg.c_visit + nmax) * cfg.c_scale * 0.5
-            sig, sig_u = [k * (q + 1) for q in qs], k * (v_mix + 1)
-        else:
-            lo, hi = min(qs), max(qs)
-            if unvisited:
-                lo, hi = min(lo, v_mix), max(hi, v_mix)
-            scale = (cfg.c_visit + nmax) * cfg.c_scale / max(hi - lo, cfg.q_min_spread, 1e-8)
-            sig, sig_u = [(q - lo) * scale for q in qs], (v_mix - lo) * scale
-        top = max(sig + [sig_u]) if unvisited else max(sig)
+            return idx, nv, pv, [k * (q + 1) for q in qs], k * (v_mix + 1), total
+        lo, hi = min(qs), max(qs)
+        if len(idx) < num_legal:  # the unvisited edges' completed value is v_mix
+            lo, hi = min(lo, v_mix), max(hi, v_mix)
+        scale = (cfg.c_visit + nmax) * cfg.c_scale / max(hi - lo, cfg.q_min_spread, 1e-8)
+        return idx, nv, pv, [(q - lo) * scale for q in qs], (v_mix - lo) * scale, total
+
+    def interior_visited(self, n: np.ndarray, w: np.ndarray, prior: np.ndarray, raw: float, order: list[int]) -> int:
+        """Gumbel's in-tree rule where every legal edge is selectable (``visited_sigma``).
+
+        Every unvisited edge has the same sigma and no visits, so the best of them is the first
+        unvisited one in ``order`` (the legal edges by logit, highest first, the lowest index on
+        ties), and the improved policy's normaliser needs only their prior mass (``prior`` is the
+        softmax of the logits). The same action as ``interior`` up to float rounding."""
+        idx, nv, pv, sig, sig_u, total = self.visited_sigma(n, w, prior, raw, len(order))
+        if not idx:
+            return order[0]
+        unvisited = len(idx) < len(order)
+        top = max(max(sig), sig_u) if unvisited else max(sig)
         weights = [p * math.exp(s_ - top) for p, s_ in zip(pv, sig)]  # prior x exp(sigma), rescaled
-        rest = max(1.0 - pi_seen, 0.0) * math.exp(sig_u - top) if unvisited else 0.0
+        rest = max(1.0 - sum(pv), 0.0) * math.exp(sig_u - top) if unvisited else 0.0
         norm = 1.0 / max(sum(weights) + rest, 1e-300)
         visit_term = 1.0 / (1 + total)
         best, best_score = -1, -math.inf
@@ -179,8 +194,7 @@ class _Rules:
             if score > best_score:
                 best, best_score = a, score
         if unvisited:
-            seen = set(idx)
-            a_u = next(a for a in order if a not in seen)
+            a_u = _first_unvisited(order, idx)
             score = float(prior[a_u]) * math.exp(sig_u - top) * norm
             if score > best_score or (score == best_score and a_u < best):
                 best = a_u
@@ -237,12 +251,16 @@ class LeanSearch:
         self._orders: list[dict[int, list[int]]] = [{} for _ in trees]  # per tree: node -> legal edges by logit
         # Per root, fixed for the search: the noisy logits and sequential halving's schedule.
         self._root_base = [self._gumbel[b] + t.logits[0] for b, t in enumerate(trees)]  # [A] each
+        self._root_order = []  # per root: its legal edges by g + logit, highest first (lowest index on ties)
+        for base, t in zip(self._root_base, trees):
+            legal = np.flatnonzero(t.legal[0])
+            self._root_order.append(legal[np.argsort(-base[legal], kind="stable")].tolist())
         self._schedule = [considered_visits(min(int(t.legal[0].sum()), cfg.max_considered),
                                             cfg.num_simulations + self._first_sim[b]) for b, t in enumerate(trees)]
         done = 0
         while done < cfg.num_simulations and (deadline is None or done < 8 or time.perf_counter() < deadline):
             # Few leaves at a time while the tree is small (its first moves decide most), the full
-            # batch once it has grown: ``done // 4`` leaves, at least 1, at most leaves_per_call.
+            # batch once it has grown: ``done // RAMP`` leaves, at least 1, at most leaves_per_call.
             k = min(self.leaves_per_call, max(1, done // self.ramp), cfg.num_simulations - done)
             self._batch(trees, done, k)
             if on_simulation is not None:  # after the k-th simulation, for every k of the batch
@@ -346,8 +364,7 @@ class LeanSearch:
             if order is None:  # the node's legal edges by logit, highest first (stable: lowest index on ties)
                 legal = np.flatnonzero(tree.legal[node])
                 order = self._orders[b][node] = legal[np.argsort(-tree.logits[node][legal], kind="stable")].tolist()
-            return self.rules.interior_visited(n, w, tree.logits[node], tree.prior[node], float(tree.raw_value[node]),
-                                               order)
+            return self.rules.interior_visited(n, w, tree.prior[node], float(tree.raw_value[node]), order)
         mean = tree.value_sum[node] / max(tree.visits[node], 1.0)
         return self.rules.interior(n, w, tree.logits[node], tree.prior[node], selectable, float(tree.raw_value[node]),
                                    float(mean), all_legal)
@@ -355,15 +372,37 @@ class LeanSearch:
     def _root_action(self, tree: LeanTree, b: int, sim: int, pending: dict) -> int:
         """Gumbel's root: among the candidates due for a visit (sequential halving, pending visits
         counted), the best g + logits + sigma."""
-        n, w, selectable, _, _ = self._row(tree, 0, pending)
-        sigma = self.rules.sigma(n, w, tree.prior[0], selectable, float(tree.raw_value[0]))
+        n, w, selectable, _, all_legal = self._row(tree, 0, pending)
         schedule = self._schedule[b]
         index = min(sim + self._first_sim[b], len(schedule) - 1)
         target = schedule[index] if schedule else 0
+        if all_legal:
+            return self._root_visited(tree, b, n, w, target)
+        sigma = self.rules.sigma(n, w, tree.prior[0], selectable, float(tree.raw_value[0]))
         score = np.where(selectable, self._root_base[b] + sigma, -np.inf)
         due = np.where(n == target, score, -np.inf)
         best = int(due.argmax())
         return best if due[best] > -np.inf else int(score.argmax())
+
+    def _root_visited(self, tree: LeanTree, b: int, n: np.ndarray, w: np.ndarray, target: float) -> int:
+        """``_root_action`` where every legal edge is selectable, from the visited edges alone: an
+        unvisited edge's score is g + logit + the shared sigma, so the best of them is the first
+        unvisited one in the root's order by g + logit."""
+        order, base = self._root_order[b], self._root_base[b]
+        idx, nv, _, sig, sig_u, _ = self.rules.visited_sigma(n, w, tree.prior[0], float(tree.raw_value[0]), len(order))
+        a_u = _first_unvisited(order, idx) if len(idx) < len(order) else -1
+        scores = [(float(base[a]) + s_, a) for a, s_ in zip(idx, sig)]  # visited
+        due = [(score, a) for (score, a), na in zip(scores, nv) if na == target]
+        if a_u >= 0:
+            unvisited = (float(base[a_u]) + sig_u, a_u)
+            if target == 0:
+                due.append(unvisited)
+            scores.append(unvisited)
+        best_score, best = -math.inf, -1
+        for score, a in (due or scores):  # the highest score, the lowest index on ties
+            if score > best_score or (score == best_score and a < best):
+                best_score, best = score, a
+        return best
 
     def _expand(self, trees: list[LeanTree], edges: list[tuple[int, int, int]]) -> None:
         """One ``recurrent_fn`` call for the new leaves ``(tree, node, action)``; their rows written."""
