@@ -30,6 +30,7 @@ adding ``num_simulations`` more.
 from __future__ import annotations
 
 import math
+import operator
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -153,15 +154,15 @@ class _Rules:
         total visits). Same formulas as ``sigma``, in Python floats: a few operations per visited
         edge instead of a dozen NumPy calls over every action."""
         cfg = self.cfg
-        vis = np.flatnonzero(n)
+        vis = n.nonzero()[0]
         idx = vis.tolist()
         if not idx:
             return idx, [], [], [], 0.0, 0.0  # sigma is the same for every edge
         nv, wv, pv = n[vis].tolist(), w[vis].tolist(), prior[vis].tolist()
         total, nmax = sum(nv), max(nv)
-        qs = [wi / ni for wi, ni in zip(wv, nv)]
+        qs = list(map(operator.truediv, wv, nv))
         pi_seen = sum(pv)
-        mean_seen = sum(p * q for p, q in zip(pv, qs)) / max(pi_seen, EPS)
+        mean_seen = sum(map(operator.mul, pv, qs)) / max(pi_seen, EPS)
         v_mix = (raw + total * mean_seen) / (1 + total)
         if cfg.q_range == "fixed":
             k = (cfg.c_visit + nmax) * cfg.c_scale * 0.5
