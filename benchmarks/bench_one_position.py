@@ -2,7 +2,7 @@
 batched self-play search against an earlier checkout of the code.
 
     python benchmarks/bench_one_position.py                       # lean vs batched, batch 1, 800 sims
-    python benchmarks/bench_one_position.py --baseline ../old      # + batch 256 against that checkout
+    python benchmarks/bench_one_position.py --baseline ../old      # + that checkout at batch 1 and 256
 
 Each figure is ``conhex-zero bench search --model MODEL --batch B --sims S --json`` run in its own
 process (one torch thread unless --threads says more), the variants interleaved ``--repeats`` times
@@ -64,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
         "batched, batch 1": (common + ["--batch", "1", "--sims", str(args.sims), "--tree", "batched"], ROOT),
     }
     large = common + ["--batch", str(args.batch_large), "--sims", str(args.sims_large)]
-    if args.baseline is not None:
+    if args.baseline is not None:  # the earlier code at batch 1 (its only tree), then both at the large batch
+        variants["baseline, batch 1"] = (common + ["--batch", "1", "--sims", str(args.sims)], args.baseline.resolve())
         variants[f"batched, batch {args.batch_large}"] = (large + ["--tree", "batched"], ROOT)
         variants[f"baseline, batch {args.batch_large}"] = (large, args.baseline.resolve())
     runs: dict[str, list[dict]] = {name: [] for name in variants}
@@ -82,6 +83,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nbatch 1, {args.sims} simulations: lean {lean['sims_per_s']:.0f}/s (network {lean['network_fraction']:.2f}), "
           f"batched {batched['sims_per_s']:.0f}/s: {summary['speedup']:.1f}x")
     if args.baseline is not None:
+        old = best["baseline, batch 1"]
+        summary.update(baseline_sims_per_s=old["sims_per_s"], speedup_vs_baseline=lean["sims_per_s"] / old["sims_per_s"])
+        print(f"batch 1, {args.sims} simulations at {args.baseline}: {old['sims_per_s']:.0f}/s: the lean search makes "
+              f"{summary['speedup_vs_baseline']:.1f}x")
         now, before = best[f"batched, batch {args.batch_large}"], best[f"baseline, batch {args.batch_large}"]
         summary.update(large_sims_per_s=now["sims_per_s"], baseline_large_sims_per_s=before["sims_per_s"],
                        large_ratio=now["sims_per_s"] / before["sims_per_s"])

@@ -18,7 +18,7 @@ from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.nn.checkpoint import load_checkpoint
 from conhex_zero.search import rng
 from conhex_zero.search.lean import subtree
-from conhex_zero.search.mcts import Searcher
+from conhex_zero.search.mcts import SearchConfig, Searcher
 
 HEX5 = "checkpoints/hex5-l4h64.pt"
 
@@ -54,16 +54,19 @@ def test_one_leaf_per_call_is_the_batched_search(config, spec, checkpoint):
 
 
 def test_many_leaves_per_call_give_the_same_results_in_distribution():
-    """16 leaves per network call (virtual visits) against one, over 30 Hex 5x5 positions at 128
-    simulations, judged by the exact solver: as many values on the right side of zero, as close to
-    the truth on average, and the same move in most positions (measured with 40 positions at 200
-    simulations: 38 right either way, mean distance to the truth 0.253 and 0.257, 35 same moves)."""
+    """The default leaves per network call (64, virtual visits) against one, over 30 Hex 5x5
+    positions at 128 simulations, judged by the exact solver: as many values on the right side of
+    zero (one fewer allowed), nearly as close to the truth on average, and the same move in most
+    positions. Measured with 60 positions at 200 simulations (seed 7): one leaf 57 right, mean
+    distance to the truth 0.206; 16 leaves 55, 0.249; 64 leaves 55, 0.257, 51 same moves: a little
+    less per simulation, for 1.8 times the simulations per second."""
     env = VecEnv("hex-5")
     evaluator = NetworkEvaluator(load_checkpoint(HEX5).model, env)
     state = positions(env, 30, plies=4, seed=5)
     truth = (HexSolver(env.game.board).state_winners(state) == state.to_move).tolist()
     results = {}
-    for k in (1, 16):
+    many = SearchConfig().leaves_per_call  # the default
+    for k in (1, many):
         gs = GameSearch(env, evaluator, play_config(128, leaves_per_call=k), lean_max_batch=1)
         results[k] = [gs.run(state[b], rng.make_keys(b, 1)) for b in range(30)]
 
@@ -73,9 +76,9 @@ def test_many_leaves_per_call_give_the_same_results_in_distribution():
     def error(outs):
         return float(np.mean([abs(float(o.action_value[0]) - (1 if t else -1)) for o, t in zip(outs, truth)]))
 
-    assert right(results[16]) >= right(results[1]) - 1
-    assert error(results[16]) < error(results[1]) + 0.04, (error(results[16]), error(results[1]))
-    same = sum(int(a.action[0]) == int(b.action[0]) for a, b in zip(results[1], results[16]))
+    assert right(results[many]) >= right(results[1]) - 1
+    assert error(results[many]) < error(results[1]) + 0.04, (error(results[many]), error(results[1]))
+    same = sum(int(a.action[0]) == int(b.action[0]) for a, b in zip(results[1], results[many]))
     assert same >= 24, same
 
 
