@@ -178,3 +178,38 @@ def test_a_passed_deadline_ends_the_search_after_its_first_simulations():
     out = search.run(env.reset(1), rng.make_keys(0, 1), deadline=time.perf_counter() - 1.0)
     visits = int(out.visit_counts.sum())
     assert 8 <= visits <= 8 + 16  # the least a search does, then the deadline: whatever the load
+
+
+def test_kept_trees_are_compact_and_bounded():
+    """A player keeps, per game, only the subtree of the move it chose (no spare capacity), under
+    the game's moves up to that move; the kept nodes never exceed ``KEPT_NODES``."""
+    env = VecEnv("hex-5")
+    player = network_player(env, HEX5, simulations=64, seed=3)
+    state = env.reset(2)
+    actions = player.act(state, history=[[], [7]]).tolist()
+    assert set(player._trees) == {(actions[0],), (7, actions[1])}
+    for tree in player._trees.values():
+        assert tree.count == tree.capacity and tree.embeddings.holes.shape[0] == tree.count
+    assert player._kept_nodes == sum(t.count for t in player._trees.values())
+    player.KEPT_NODES = next(iter(player._trees.values())).count  # room for about one tree
+    player.act(state, history=[[], [7]])
+    assert player._kept_nodes == sum(t.count for t in player._trees.values()) <= player.KEPT_NODES
+
+
+def test_a_batch_of_a_kept_and_a_fresh_tree_lays_out_every_root_alike():
+    """The output tree of a lean search over roots of different sizes (a kept tree beside a fresh
+    one) holds ``N`` rows per root, embeddings too: root b's state is at row b * N."""
+    env = VecEnv("hex-5")
+    gs = GameSearch(env, NetworkEvaluator(load_checkpoint(HEX5).model, env), play_config(200), lean_max_batch=2)
+    first = gs.run(env.initial_state(1), rng.make_keys(0, 1))
+    move = int(first.action[0])
+    kept = subtree(first.lean_trees[0], [move])
+    after = env.step(env.initial_state(1), torch.tensor([move]))
+    other = env.step(env.initial_state(1), torch.tensor([0]))
+    gs.config = play_config(8)
+    out = gs.run(State.cat([after, other]),
+                 rng.make_keys(1, 2), keep=[kept, None])
+    N = out.tree.visits.shape[1]
+    assert out.tree.embeddings.holes.shape[0] == 2 * N
+    assert torch.equal(out.tree.embeddings.holes[0], after.holes[0])
+    assert torch.equal(out.tree.embeddings.holes[N], other.holes[0])

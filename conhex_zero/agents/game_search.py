@@ -49,7 +49,7 @@ class GameSearch:
         """A new config takes a new ``Searcher`` (buffers and CUDA graphs belong to one config)."""
         self._config = config
         self.searcher = Searcher(self.recurrent, config, persistent=self.persistent)
-        self.lean = LeanSearch(self.recurrent, config, leaves_per_call=config.leaves_per_call)
+        self.lean = LeanSearch(self.recurrent, config)
 
     def _evaluate(self, state: State) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
         """``(logits, value, legal, wins)``: the evaluator's output, the legal mask and, with tactics,

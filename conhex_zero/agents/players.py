@@ -93,13 +93,16 @@ class SearchPlayer:
 
     With ``seconds`` the player has a clock: each position is searched alone (the lean search) for
     at most ``seconds``, with a simulation budget from its measured speed (``rate``), cut short at
-    the deadline. Players that search few positions keep their trees: after a search of the
-    position reached by a game's move list, the next search of that game (one or two moves later:
-    the player's move and the reply) continues from the matching subtree, with its visits, values
-    and proofs (``last_carried`` says how many root visits came along).
+    the deadline; its first search is preceded by two short ones that measure the speed. Players
+    that search few positions keep their trees: after a search of the position reached by a game's
+    move list, the subtree of the move it chose is kept (compact), and the next search of that game
+    (after the reply, or at once after an extra-stone move) continues from the matching subtree,
+    with its visits, values and proofs (``last_carried`` says how many root visits came along).
     """
 
     KEPT_TREES = 256  # trees kept for later moves (one per game in progress, the oldest dropped)
+    KEPT_NODES = 400_000  # and at most this many nodes in all (about 0.7 GB of ConHex rows)
+    CALIBRATION_SIMS = 32  # each of the two searches that measure a timed player's speed
 
     def __init__(self, env: VecEnv, game_search: GameSearch, name: str, seed: int = 0, seconds: float | None = None):
         self.env, self.search, self.name, self.seed = env, game_search, name, seed
@@ -107,7 +110,8 @@ class SearchPlayer:
         self.rate: float | None = None  # simulations per second of timed searches, measured
         self.last: SearchOutput | None = None
         self.last_carried: list[int] = []
-        self._trees: OrderedDict[tuple[int, ...], LeanTree] = OrderedDict()
+        self._trees: OrderedDict[tuple[int, ...], LeanTree] = OrderedDict()  # by the moves to its root
+        self._kept_nodes = 0
 
     def act(self, state: State, keys: Tensor | None = None, history: list[list[int]] | None = None) -> Tensor:
         keys = rng.fold(_keys(state, keys, self.seed), 0x53)
@@ -127,20 +131,36 @@ class SearchPlayer:
         """One position searched for at most ``self.seconds``."""
         start = time.perf_counter()
         config = self.search.config
-        rate = self.rate or 200.0  # a first guess; the measured rate replaces it after one search
-        budget = max(8, min(MAX_SIMULATIONS, int(rate * self.seconds)))
+        if self.rate is None:
+            self.rate = self._calibrate(state, key)
+        remaining = max(start + self.seconds - time.perf_counter(), 0.0)
+        budget = max(8, min(MAX_SIMULATIONS, int(self.rate * remaining)))
         keep = [self._kept(history)] if history is not None else None
         self.search.config = dataclasses.replace(config, num_simulations=budget)
+        search_start = time.perf_counter()
         try:
             self.last = self.search.run(state, key, keep=keep, deadline=start + self.seconds)
         finally:
             self.search.config = config
         done = int(self.last.visit_counts.sum()) - (self.last_carried_root(keep))
-        elapsed = time.perf_counter() - start
-        measured = done / max(elapsed, 1e-3)
-        self.rate = measured if self.rate is None else 0.5 * self.rate + 0.5 * measured
+        measured = done / max(time.perf_counter() - search_start, 1e-3)
+        self.rate = 0.5 * self.rate + 0.5 * measured
         self._remember([history] if history is not None else None, keep)
         return self.last.action
+
+    def _calibrate(self, state: State, key: Tensor) -> float:
+        """Simulations per second of this player's search on this machine: the second of two short
+        searches of ``state`` (the first pays the warm-up); their results are not used."""
+        config = self.search.config
+        self.search.config = dataclasses.replace(config, num_simulations=self.CALIBRATION_SIMS)
+        try:
+            for _ in range(2):
+                start = time.perf_counter()
+                self.search.run(state, key)
+                elapsed = time.perf_counter() - start
+        finally:
+            self.search.config = config
+        return self.CALIBRATION_SIMS / max(elapsed, 1e-3)
 
     @staticmethod
     def last_carried_root(keep: list[LeanTree | None] | None) -> int:
@@ -150,12 +170,11 @@ class SearchPlayer:
         """The kept subtree for the position after ``history``: from the latest kept tree of a
         position a few moves earlier in the same game (the tree is used once)."""
         moves = tuple(history)
-        for back in (1, 2, 3, 4):
-            if back > len(moves):
-                break
-            tree = self._trees.pop(moves[:-back], None)
+        for back in range(min(4, len(moves)) + 1):
+            tree = self._trees.pop(moves[:len(moves) - back], None)
             if tree is not None:
-                return subtree(tree, list(moves[-back:]))
+                self._kept_nodes -= tree.count
+                return subtree(tree, list(moves[len(moves) - back:])) if back else tree
         return None
 
     def _remember(self, history: list[list[int]] | None, keep: list[LeanTree | None] | None) -> None:
@@ -164,11 +183,16 @@ class SearchPlayer:
         self.last_carried = [0 if not keep or k is None else int(k.edge_visits[0].sum()) for k in (keep or [])]
         if history is None or out is None or out.lean_trees is None:
             return
-        for moves, tree in zip(history, out.lean_trees):
-            self._trees[tuple(moves)] = tree
-            self._trees.move_to_end(tuple(moves))
-        while len(self._trees) > self.KEPT_TREES:
-            self._trees.popitem(last=False)
+        for moves, tree, action in zip(history, out.lean_trees, out.action.tolist()):
+            chosen = subtree(tree, [action])  # compact: only what the next search can use
+            if chosen is None:
+                continue
+            key = tuple(moves) + (action,)
+            old = self._trees.pop(key, None)
+            self._kept_nodes += chosen.count - (old.count if old is not None else 0)
+            self._trees[key] = chosen
+        while self._trees and (len(self._trees) > self.KEPT_TREES or self._kept_nodes > self.KEPT_NODES):
+            self._kept_nodes -= self._trees.popitem(last=False)[1].count
 
 
 def rollout_config(simulations: int, root_noise: bool = False) -> SearchConfig:

@@ -14,7 +14,7 @@ from functools import lru_cache
 import torch
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=256)  # bounded: timed searches ask for a new length at every move
 def considered_visits(num_considered: int, num_simulations: int) -> tuple[int, ...]:
     """For each simulation, the visit count of the candidate to visit (m candidates, n sims)."""
     if num_considered <= 1:

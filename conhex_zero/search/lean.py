@@ -226,9 +226,10 @@ class _Rules:
 class LeanSearch:
     """Searches a few positions on the CPU (see the module docstring); ``run`` as ``Searcher.run``."""
 
-    def __init__(self, recurrent_fn: RecurrentFn, config: SearchConfig, leaves_per_call: int = 16):
+    def __init__(self, recurrent_fn: RecurrentFn, config: SearchConfig, leaves_per_call: int | None = None):
+        """``leaves_per_call``: the config's unless given."""
         self.recurrent_fn, self.config = recurrent_fn, config
-        self.leaves_per_call = max(1, leaves_per_call)
+        self.leaves_per_call = max(1, config.leaves_per_call if leaves_per_call is None else leaves_per_call)
         self.ramp = RAMP
         self.rules = _Rules(config)
 
@@ -286,7 +287,8 @@ class LeanSearch:
         logits = np.where(legal, root.logits[b].float().cpu().numpy(), NEG).astype(np.float32)
         prior = _masked_softmax(logits, legal)
         if cfg.scheme == "puct" and cfg.dirichlet_fraction > 0:
-            noise = rng.dirichlet(rng.fold(key, 2), 0, torch.from_numpy(legal)[None], cfg.dirichlet_alpha)[0].numpy()
+            mask = torch.from_numpy(legal)[None].to(key.device)  # the noise is drawn where the keys are
+            noise = rng.dirichlet(rng.fold(key, 2), 0, mask, cfg.dirichlet_alpha)[0].cpu().numpy()
             prior = (1 - cfg.dirichlet_fraction) * prior + cfg.dirichlet_fraction * noise
         tree.logits[0], tree.prior[0], tree.legal[0] = logits, prior.astype(np.float32), legal
         value = float(root.value[b])
@@ -337,13 +339,12 @@ class LeanSearch:
             node = code
         return path
 
-    def _row(self, tree: LeanTree, node: int, pending: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, bool]:
-        """Edge visits and values of ``node`` with the pending virtual losses, its selectable edges,
-        its pending visits, and whether the selectable edges are all its legal ones."""
+    def _row(self, tree: LeanTree, node: int, pending: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+        """Edge visits and values of ``node`` with the pending virtual visits, its selectable edges,
+        and whether the selectable edges are all its legal ones."""
         n = tree.edge_visits[node]
         w = tree.edge_value[node]
         waiting = pending.get(node)
-        extra = 0
         if waiting:
             n, w = n.copy(), w.copy()
             for a, count in waiting.items():
@@ -353,13 +354,12 @@ class LeanSearch:
                 q = w[a] / n[a] if n[a] > 0 else 0.0
                 n[a] += count
                 w[a] += count * q
-                extra += count
         proofs = bool(tree.proven_edges[node])
         w, selectable = self.rules.proofs(n, w, tree.legal[node], tree.edge_proven[node], proofs)
-        return n, w, selectable, extra, not proofs
+        return n, w, selectable, not proofs
 
     def _choose(self, tree: LeanTree, b: int, node: int, pending: dict) -> int:
-        n, w, selectable, extra, all_legal = self._row(tree, node, pending)
+        n, w, selectable, all_legal = self._row(tree, node, pending)
         if all_legal and self.config.scheme == "gumbel":
             order = self._orders[b].get(node)
             if order is None:  # the node's legal edges by logit, highest first (stable: lowest index on ties)
@@ -373,7 +373,7 @@ class LeanSearch:
     def _root_action(self, tree: LeanTree, b: int, sim: int, pending: dict) -> int:
         """Gumbel's root: among the candidates due for a visit (sequential halving, pending visits
         counted), the best g + logits + sigma."""
-        n, w, selectable, _, all_legal = self._row(tree, 0, pending)
+        n, w, selectable, all_legal = self._row(tree, 0, pending)
         schedule = self._schedule[b]
         index = min(sim + self._first_sim[b], len(schedule) - 1)
         target = schedule[index] if schedule else 0
@@ -529,7 +529,10 @@ class LeanSearch:
                 rows.append(x)
             return torch.from_numpy(np.stack(rows)).to(self._device)
 
-        embeddings = tree_map(lambda *xs: torch.cat([x[:N] for x in xs]), *[t.embeddings for t in trees])
+        def rows(x: Tensor) -> Tensor:  # [N, ...]: a tree's first N rows, padded when it holds fewer
+            return x[:N] if x.shape[0] >= N else torch.cat([x, x.new_zeros((N - x.shape[0],) + tuple(x.shape[1:]))])
+
+        embeddings = tree_map(lambda *xs: torch.cat([rows(x) for x in xs]), *[t.embeddings for t in trees])
         return Tree(
             logits=stack("logits", NEG), prior=stack("prior", 0), legal=stack("legal", False),
             children=stack("children", UNEXPANDED), edge_visits=stack("edge_visits", 0),
