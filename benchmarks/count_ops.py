@@ -161,6 +161,7 @@ def report(summary: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    env_before = os.environ.get("CONHEX_ZERO_HOST_READS")
     if args.no_host_reads:
         os.environ["CONHEX_ZERO_HOST_READS"] = "0"  # before conhex_zero.host_reads is imported
     import torch
@@ -175,6 +176,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         code, counts, output = run_profiled(args.command)
     finally:
         host_reads.HOST_READ_DEVICES = before
+        if env_before is None:  # as it was: callers in this process (tests) go on unchanged
+            os.environ.pop("CONHEX_ZERO_HOST_READS", None)
+        else:
+            os.environ["CONHEX_ZERO_HOST_READS"] = env_before
     summary = {"command": ["conhex-zero", *args.command], "exit_code": code, "host_reads_on": reads_on,
                "torch": torch.__version__, **summarise(counts, args.top, steps_printed(output))}
     print(report(summary), file=sys.stderr if args.json == "-" else sys.stdout)

@@ -202,6 +202,17 @@ def test_time_settings_are_accepted_and_cap_the_search():
     assert own._think_seconds(0) == 0.2
 
 
+def test_a_given_simulation_count_bounds_a_timed_move():
+    """With time controls, an engine whose player has a simulation count (``CKPT:sims=N``) thinks at
+    most N simulations however much time the clock allows; without one it uses the clock."""
+    capped = GTPEngine(f"{CKPT}:sims=16", game="hex-5")
+    capped.handle("time_settings 0 2 1")  # byo-yomi: 2 s for each move
+    assert re.fullmatch(r"= [a-e][1-5]\n\n", capped.handle("genmove b"))
+    assert int(capped.session.player.last.visit_counts.sum()) <= 16
+    assert GTPEngine(CKPT, game="hex-5").session.simulation_cap is None  # the default effort: no cap
+    assert GTPEngine(CKPT, game="hex-5", simulations=12).session.simulation_cap == 12
+
+
 def test_fuzz_never_raises_and_errors_are_gtp_errors():
     rng = random.Random(1234)
     e = GTPEngine("random", game="hex-4")

@@ -27,8 +27,10 @@ from conhex_zero.search.mcts import RootInput, SearchConfig, SearchOutput, Searc
 LEAN_MAX_BATCH = 4
 """Players (``agents.players``) search up to this many positions with the lean search
 (``search.lean``: a NumPy tree, several leaves per network call), where a person waits for one
-position; more, and every search of self-play, analyses and reviews, with the batched, sync-free
-tensor search."""
+position; more with the batched, sync-free tensor search, as self-play and the opening analysis
+always do. The choice follows the number of positions asked for: the last games of an arena match
+and a review's small chunks are searched by the lean search too, which gives the batched search's
+results in distribution, not simulation by simulation (with more than one leaf per call)."""
 
 
 class GameSearch:
@@ -75,7 +77,7 @@ class GameSearch:
         if self.tactics is not None:
             wins = mover_wins.any(1)
             value = torch.where(wins, 1.0, value)
-            legal = self.tactics.focus(state, legal)
+            legal = self.tactics.focus(state, legal, mover_wins)
             proven = wins.to(torch.int8)  # a player who can win at once has won
         return RootInput(logits=logits, value=value, legal=legal, embedding=state, proven=proven)
 

@@ -7,7 +7,9 @@ network's raw policy, best legal move); ``CKPT`` or ``CKPT:sims=N`` (network + G
 ``gtp_player.py``, named ``gtp:PROGRAM`` after its program, or ``gtp@NAME``);
 ``CKPT:seconds=S`` searches each position for S seconds (a clock, not a simulation count).
 ``keys`` are per-game random keys (``search.rng``): given, they make a game's choices independent
-of the batch; omitted, they are derived from the position and the player's seed. ``history``
+of the other games searched with the same kind of search (the lean search serves at most
+``LEAN_MAX_BATCH`` positions at once, the batched one more); omitted, they are derived from the
+position and the player's seed. ``history``
 gives each game's moves so far (players that must replay the game, like external engines).
 """
 
@@ -108,6 +110,7 @@ class SearchPlayer:
         self.env, self.search, self.name, self.seed = env, game_search, name, seed
         self.seconds = seconds
         self.rate: float | None = None  # simulations per second of timed searches, measured
+        self.max_simulations: int | None = None  # a timed search's most simulations (None: MAX_SIMULATIONS)
         self.last: SearchOutput | None = None
         self.last_carried: list[int] = []
         self._trees: OrderedDict[tuple[int, ...], LeanTree] = OrderedDict()  # by the moves to its root
@@ -135,6 +138,8 @@ class SearchPlayer:
             self.rate = self._calibrate(state, key)
         remaining = max(start + self.seconds - time.perf_counter(), 0.0)
         budget = max(8, min(MAX_SIMULATIONS, int(self.rate * remaining)))
+        if self.max_simulations is not None:
+            budget = min(budget, self.max_simulations)
         keep = [self._kept(history)] if history is not None else None
         self.search.config = dataclasses.replace(config, num_simulations=budget)
         search_start = time.perf_counter()

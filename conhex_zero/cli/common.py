@@ -175,6 +175,16 @@ def check_seconds(flag: str, value: float, high: float = MAX_SECONDS) -> None:
         raise CliError(f"{flag} must be a positive number of seconds, at most {high:g} (not {value:g})")
 
 
+def check_clock_options(args) -> None:
+    """``--seconds`` (play, gtp, serve): a valid clock, and not together with ``--sims`` (a player
+    thinks either a number of simulations or a time a move)."""
+    if args.seconds is None:
+        return
+    check_seconds("--seconds", args.seconds)
+    if getattr(args, "sims", None) is not None:
+        raise CliError("--sims and --seconds: give one (a number of simulations or a time a move)")
+
+
 def _writable_folder(flag: str, path: Path, folder: Path) -> None:
     """The nearest existing folder of ``folder`` is a directory where files can be made."""
     existing = folder

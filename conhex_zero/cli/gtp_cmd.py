@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, game_for_players,
+from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, check_clock_options, game_for_players,
                                     resolve_device, warn)
 from conhex_zero.cli.play_cmd import PLAYER_HELP
 
@@ -62,8 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.sims is not None and args.sims < 1:
         raise CliError("--sims must be at least 1")
-    if args.seconds is not None and not 0 < args.seconds <= 86_400:
-        raise CliError("--seconds must be a positive number of seconds, at most 86400")
+    check_clock_options(args)
     if args.resign is not None and not 0 <= args.resign <= 1:
         raise CliError("--resign takes a value between 0 and 1")
     spec = game_for_players("gtp", args.game, [args.player])

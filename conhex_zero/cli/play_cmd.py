@@ -14,11 +14,12 @@ import threading
 import time
 from typing import Iterator, TextIO
 
-from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, game_for_players, is_terminal,
+from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, check_clock_options, game_for_players, is_terminal,
                                     plural, resolve_device, use_color)
 
 PLAYER_HELP = ("the AI: random, mcts-rollout:K (random-rollout MCTS, K simulations), policy:CKPT (a "
-               "checkpoint's raw policy), CKPT or CKPT:sims=N (checkpoint + search), or gtp:\"COMMAND\"")
+               "checkpoint's raw policy), CKPT or CKPT:sims=N (checkpoint + search), CKPT:seconds=S (S "
+               "seconds a move), or gtp:\"COMMAND\" (gtp@NAME:\"COMMAND\" names it)")
 
 COMMANDS = ("help", "moves", "legal", "undo", "hint", "board", "resign", "quit", "exit")
 HELP = """\
@@ -404,8 +405,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.sims is not None and args.sims < 1:
         raise CliError("--sims must be at least 1")
-    if args.seconds is not None and not 0 < args.seconds <= 86_400:
-        raise CliError("--seconds must be a positive number of seconds, at most 86400")
+    check_clock_options(args)
     if args.temperature < 0:
         raise CliError("--temperature must be 0 or positive")
     if args.top < 0:

@@ -95,12 +95,13 @@ class Tactics:
         loses = (self.winning_moves(after).any(1) & opponent_moves).view(B, A)
         return loses & legal & threatened[:, None]
 
-    def focus(self, state: State, legal: Tensor | None = None) -> Tensor:
+    def focus(self, state: State, legal: Tensor | None = None, wins: Tensor | None = None) -> Tensor:
         """``[B, A]`` the legal actions worth searching: the winning moves if any; else the actions
-        that do not lose at once, if any; else all legal actions."""
+        that do not lose at once, if any; else all legal actions (``wins``: the mover's winning
+        holes ``[B, H]`` when the caller has them)."""
         env = self.env
         legal = env.legal_mask(state) if legal is None else legal
-        wins = self.winning_moves(state)  # [B, H]
+        wins = self.winning_moves(state) if wins is None else wins  # [B, H]
         can_win = wins.any(1, keepdim=True)  # [B, 1]
         safe = legal & ~self.losing_actions(state, legal)
         has_safe = safe.any(1, keepdim=True)

@@ -162,6 +162,12 @@ class PlaySession:
         self.random_opening = random_opening
         self.player = make_player(player, self.env, seed=seed, simulations=simulations,
                                   gtp_timeout=gtp_timeout, gtp_parallel=1, seconds=seconds)
+        # A simulation count that the user gave (``--sims``, ``CKPT:sims=N``) bounds the searches
+        # that a clock times (GTP's time controls): they think at most that much.
+        self.simulation_cap: int | None = None
+        if isinstance(self.player, SearchPlayer) and self.player.seconds is None and (
+                simulations is not None or ":sims=" in player):
+            self.simulation_cap = self.player.search.config.num_simulations
         self.actions: list[int] = []
         self.opening = 0
         self.state: State = self.env.initial_state(1)
@@ -320,6 +326,7 @@ class PlaySession:
         if timed is None and sims != config.num_simulations:
             player.search.config = dataclasses.replace(config, num_simulations=sims)
         own_seconds, player.seconds = player.seconds, timed
+        own_cap, player.max_simulations = player.max_simulations, self.simulation_cap
         search = player.search
         hook = self.on_simulation
         own_run = vars(search).get("run")
@@ -335,7 +342,7 @@ class PlaySession:
             player.act(self.state, history=[list(self.actions)])
         finally:
             player.search.config = config
-            player.seconds = own_seconds
+            player.seconds, player.max_simulations = own_seconds, own_cap
             if hook is not None:
                 if own_run is None:
                     del search.run
