@@ -14,6 +14,7 @@ import contextlib
 import errno
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Iterator
 
@@ -98,3 +99,42 @@ def _looks_like_a_write_error(err: RuntimeError) -> bool:
     text = str(err)
     return any(s in text for s in ("inline_container", "unexpected pos", "basic_ios", "file write failed",
                                    "PytorchStreamWriter", "write failed"))
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` whole or not at all: into a temporary file of its own (a unique name
+    beside ``path``), then renamed over it, so a reader or a second writer never sees half a file
+    and two writers never interleave (the last rename wins). A path that exists and is not a
+    regular file (``/dev/null``, a pipe) is written directly. Folders are made."""
+    path = Path(path)
+    if path.exists() and not path.is_file():
+        with writing(path):
+            path.write_text(text, encoding="utf-8")
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with writing(path):
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def new_file(path: str | Path) -> Path:
+    """``path``, or ``path`` with ``-2``, ``-3``, ... before its suffix if that name is taken, created
+    empty and exclusively (so two runs started in the same second never share a default name)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 10_000):
+        candidate = path if n == 1 else path.with_name(f"{path.stem}-{n}{path.suffix}")
+        try:
+            os.close(os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            return candidate
+        except FileExistsError:
+            continue
+    raise WriteError(errno.EEXIST, f"cannot make a new file beside {path}: 10,000 names taken")

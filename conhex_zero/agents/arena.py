@@ -186,12 +186,9 @@ class MatchResult:
                            [self._first_is_player1(self.records[g]) for g in games])
 
     def write_records(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "w") as f:
-            for r in self.records:
-                f.write(json.dumps(asdict(r)) + "\n")
-        return path
+        from conhex_zero.disk import write_text_atomic
+
+        return write_text_atomic(path, "".join(json.dumps(asdict(r)) + "\n" for r in self.records))
 
     def to_json(self, records_path: str | Path | None = None) -> dict:
         def finite(x: float) -> float | None:

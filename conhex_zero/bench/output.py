@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from conhex_zero.disk import new_file, write_text_atomic
+
 RESULTS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
 """The tracked folder of published results."""
 RUNS_DIR = Path("runs") / "bench"
@@ -57,12 +59,11 @@ def result_path(args: argparse.Namespace, name: str, stamp: str | None = None) -
         return Path(args.out)
     if getattr(args, "publish", False):
         return RESULTS_DIR / f"{name}.json"
-    return RUNS_DIR / f"{name}-{stamp or time.strftime('%Y%m%d-%H%M%S')}.json"
+    return new_file(RUNS_DIR / f"{name}-{stamp or time.strftime('%Y%m%d-%H%M%S')}.json")
 
 
 def write_results(path: Path, data: Any) -> Path:
     """Write ``data`` as indented JSON to ``path`` (folders made), print and return the path."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n")
+    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
     print(f"wrote {path}")
     return path

@@ -7,6 +7,7 @@ import re
 import time
 from pathlib import Path
 
+from conhex_zero.disk import new_file
 from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, check_arena_arguments,
                                     game_for_players, plural, print_json, resolve_device, warn)
 PLAYERS_HELP = ("a player: random, mcts-rollout:K (random-rollout MCTS, K simulations), policy:CKPT "
@@ -142,8 +143,8 @@ def run(args: argparse.Namespace) -> int:
         warn("arena", f"{result.game} has only {result.openings_available} distinct openings of "
              f"{plural(result.opening_plies, 'ply', 'plies')} for {plural((result.games + 1) // 2, 'pair')}: some "
              f"openings repeat, and the intervals count each distinct game once")
-    records = Path(args.records or Path("runs") / "arena" /
-                   f"{_slug(players[0].name)}-vs-{_slug(players[1].name)}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+    records = Path(args.records) if args.records else new_file(
+        Path("runs") / "arena" / f"{_slug(players[0].name)}-vs-{_slug(players[1].name)}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
     result.write_records(records)
     if args.ladder:
         ladder = Ladder.open(args.ladder)

@@ -103,7 +103,9 @@ def output_json(data: Any, target: str | None) -> None:
     if target == "-":
         print_json(data)
     elif target is not None:
-        Path(target).write_text(json.dumps(data, indent=2) + "\n")
+        from conhex_zero.disk import write_text_atomic
+
+        write_text_atomic(target, json.dumps(data, indent=2) + "\n")
         print(f"wrote {target}")
 
 
