@@ -249,7 +249,9 @@ class LeanSearch:
         gumbel = rng.gumbel(rng.fold(keys, 1), 0, A) * cfg.gumbel_scale if cfg.scheme == "gumbel" \
             else torch.zeros(B, A, device=self._device)  # [B, A]
         self._gumbel = gumbel.float().cpu().numpy()
-        self._first_sim = [int(t.edge_visits[0].sum()) for t in trees]  # kept visits count as done
+        # A kept root's carried visits (None for a fresh root): sequential halving schedules the new
+        # simulations by the visits each candidate gets in this search, on top of what it carried.
+        self._carried = [t.edge_visits[0].copy() if t.count > 1 and t.edge_visits[0].any() else None for t in trees]
         self._orders: list[dict[int, list[int]]] = [{} for _ in trees]  # per tree: node -> legal edges by logit
         # Per root, fixed for the search: the noisy logits and sequential halving's schedule.
         self._root_base = [self._gumbel[b] + t.logits[0] for b, t in enumerate(trees)]  # [A] each
@@ -257,8 +259,8 @@ class LeanSearch:
         for base, t in zip(self._root_base, trees):
             legal = np.flatnonzero(t.legal[0])
             self._root_order.append(legal[np.argsort(-base[legal], kind="stable")].tolist())
-        self._schedule = [considered_visits(min(int(t.legal[0].sum()), cfg.max_considered),
-                                            cfg.num_simulations + self._first_sim[b]) for b, t in enumerate(trees)]
+        self._schedule = [considered_visits(min(int(t.legal[0].sum()), cfg.max_considered), cfg.num_simulations)
+                          for t in trees]
         done = 0
         while done < cfg.num_simulations and (deadline is None or done < 8 or time.perf_counter() < deadline):
             # Few leaves at a time while the tree is small (its first moves decide most), the full
@@ -375,25 +377,28 @@ class LeanSearch:
         counted), the best g + logits + sigma."""
         n, w, selectable, all_legal = self._row(tree, 0, pending)
         schedule = self._schedule[b]
-        index = min(sim + self._first_sim[b], len(schedule) - 1)
-        target = schedule[index] if schedule else 0
+        target = schedule[min(sim, len(schedule) - 1)] if schedule else 0
         if all_legal:
             return self._root_visited(tree, b, n, w, target)
         sigma = self.rules.sigma(n, w, tree.prior[0], selectable, float(tree.raw_value[0]))
         score = np.where(selectable, self._root_base[b] + sigma, -np.inf)
-        due = np.where(n == target, score, -np.inf)
+        new = n if self._carried[b] is None else n - self._carried[b]  # this search's visits
+        due = np.where(new == target, score, -np.inf)
         best = int(due.argmax())
         return best if due[best] > -np.inf else int(score.argmax())
 
     def _root_visited(self, tree: LeanTree, b: int, n: np.ndarray, w: np.ndarray, target: float) -> int:
         """``_root_action`` where every legal edge is selectable, from the visited edges alone: an
         unvisited edge's score is g + logit + the shared sigma, so the best of them is the first
-        unvisited one in the root's order by g + logit."""
+        unvisited one in the root's order by g + logit. Due: the edges with ``target`` visits in this
+        search (a kept root's carried visits not counted)."""
         order, base = self._root_order[b], self._root_base[b]
         idx, nv, _, sig, sig_u, _ = self.rules.visited_sigma(n, w, tree.prior[0], float(tree.raw_value[0]), len(order))
         a_u = _first_unvisited(order, idx) if len(idx) < len(order) else -1
         scores = [(float(base[a]) + s_, a) for a, s_ in zip(idx, sig)]  # visited
-        due = [(score, a) for (score, a), na in zip(scores, nv) if na == target]
+        carried = self._carried[b]
+        new = nv if carried is None else [na - float(carried[a]) for a, na in zip(idx, nv)]  # this search's visits
+        due = [(score, a) for (score, a), na in zip(scores, new) if na == target]
         if a_u >= 0:
             unvisited = (float(base[a_u]) + sig_u, a_u)
             if target == 0:
