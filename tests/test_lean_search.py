@@ -213,3 +213,23 @@ def test_a_batch_of_a_kept_and_a_fresh_tree_lays_out_every_root_alike():
     assert out.tree.embeddings.holes.shape[0] == 2 * N
     assert torch.equal(out.tree.embeddings.holes[0], after.holes[0])
     assert torch.equal(out.tree.embeddings.holes[N], other.holes[0])
+
+
+def test_a_kept_root_spreads_its_new_simulations_by_sequential_halving():
+    """The new simulations of a search that continues a kept tree follow Gumbel's sequential halving
+    as a fresh search's do (the same visits per candidate), whatever the root carried."""
+    env = VecEnv("hex-5")
+    gs = GameSearch(env, NetworkEvaluator(load_checkpoint(HEX5).model, env), play_config(200), lean_max_batch=1)
+    state = env.initial_state(1)
+    first = gs.run(state, rng.make_keys(0, 1))
+    tree, move = first.lean_trees[0], int(first.action[0])
+    child = int(tree.children[0, move])
+    child = child if child >= 0 else -2 - child
+    reply = int(np.argmax(tree.edge_visits[child]))
+    kept = subtree(tree, [move, reply])
+    carried = kept.edge_visits[0].copy()
+    assert carried.sum() > 0
+    after = env.step(env.step(state, torch.tensor([move])), torch.tensor([reply]))
+    continued = gs.run(after, rng.make_keys(1, 1), keep=[kept]).visit_counts[0].numpy() - carried
+    fresh = gs.run(after, rng.make_keys(1, 1)).visit_counts[0].numpy()
+    assert sorted(continued[continued > 0].tolist()) == sorted(fresh[fresh > 0].tolist())
