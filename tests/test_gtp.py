@@ -1,5 +1,6 @@
 """External engines over GTP: a scripted fake engine works, a misbehaving one forfeits, never hangs."""
 
+import re
 import sys
 import time
 from pathlib import Path
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conhex_zero.agents.arena import play_match
-from conhex_zero.agents.gtp_player import GTPPlayer
+from conhex_zero.agents.gtp_player import GTPPlayer, short_name
 from conhex_zero.agents.players import make_player
 from conhex_zero.env.vec_env import VecEnv
 
@@ -87,9 +88,15 @@ def test_each_game_keeps_one_engine_and_a_named_engine_keeps_its_name(capsys, tm
 
 
 def test_an_unnamed_engine_is_named_after_its_program():
+    """``gtp:PROGRAM``, with a hash of the whole command when it has arguments: the same program run
+    with other settings is another player (in records and the ladder)."""
     env = VecEnv("hex-4")
     gtp = make_player(f"gtp:{sys.executable} {FAKE} good", env)
     try:
-        assert gtp.name == f"gtp:{Path(sys.executable).name}"
+        assert re.fullmatch(rf"gtp:{re.escape(Path(sys.executable).name)}~[0-9a-f]{{6}}", gtp.name)
     finally:
         gtp.close()
+    assert short_name("mohex") == "gtp:mohex"
+    assert short_name("mohex --seed 1") == short_name("mohex   --seed  1")  # the words, not the spacing
+    assert short_name("mohex --seed 1") != short_name("mohex --seed 2")
+    assert short_name("mohex --seed 1").startswith("gtp:mohex~")

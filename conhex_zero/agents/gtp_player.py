@@ -18,6 +18,7 @@ restarted for the next game.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import select
 import shlex
@@ -122,13 +123,18 @@ class GTPEngine:
 
 
 def short_name(command: str) -> str:
-    """``gtp:PROGRAM`` from a command line (its program's file name), for records and ladders."""
+    """``gtp:PROGRAM`` from a command line (its program's file name), for records and ladders; with
+    arguments, ``gtp:PROGRAM~HASH`` (6 hex digits of the whole command), so that one program run
+    with other settings is another player in a ladder (``gtp@NAME:COMMAND`` chooses the name)."""
     try:
         words = shlex.split(command)
     except ValueError:
         words = command.split()
     program = os.path.basename(words[0]) if words else "engine"
-    return f"gtp:{program[:40]}"
+    if len(words) <= 1:
+        return f"gtp:{program[:40]}"
+    digest = hashlib.sha1(" ".join(words).encode("utf-8")).hexdigest()[:6]
+    return f"gtp:{program[:40]}~{digest}"
 
 
 class GTPPlayer:
