@@ -69,7 +69,6 @@ import torch
 
 from conhex_zero.env.state import State
 from conhex_zero.games.board import PLAYER_SIDES, BoardGraph
-from conhex_zero.games.game import Game, parse_game
 
 MAX_SOLVABLE_HOLES = 25
 """Largest board the solver accepts: 5 x 5 (all 25 openings in about 12 s of CPU time). 6 x 6
@@ -394,12 +393,3 @@ class HexSolver:
             if progress is not None:
                 progress(len(out))
         return torch.tensor(out, dtype=torch.long)
-
-
-def solver_for(game: str | Game) -> HexSolver | None:
-    """A solver when the game is a Hex board small enough, else None."""
-    game = parse_game(game)
-    try:
-        return HexSolver(game.board)
-    except SolverError:
-        return None

@@ -104,14 +104,8 @@ def run(args: argparse.Namespace) -> int:
     check_arena_arguments(args)
     if args.scoring and (args.games % 2 or (args.until_decided and args.round % 2)):
         raise CliError("--scoring plays pairs: --games (and --round) must be even")
-    for flag, value, low in (("--games", args.games, 1), ("--round", args.round, 1),
-                             ("--gtp-parallel", args.gtp_parallel, 1), ("--opening-plies", args.opening_plies, 0)):
-        if value < low:
-            raise CliError(f"{flag} must be at least {low}")
-    if args.sims is not None and args.sims < 1:
-        raise CliError("--sims must be at least 1")
-    if args.gtp_timeout <= 0:
-        raise CliError("--gtp-timeout must be positive")
+    if args.opening_plies < 0:  # the others are checked by check_arena_arguments
+        raise CliError("--opening-plies must be at least 0")
     env = VecEnv(game_for_players("arena", args.game, [args.player1, args.player2]), resolve_device(args.device))
     try:
         check_opening_length(env.game, env.game.opening_plies + args.opening_plies)

@@ -62,19 +62,6 @@ class Graph:
         return Graph(self.from_cells.to(device), self.cells_from_holes.to(device), self.cells_from_sides.to(device),
                      self.num_types, self.num_holes, self.num_cells)
 
-    def dense_stack(self) -> Tensor:
-        """``[T * N, N]`` the three edge types' full adjacency matrices, stacked (for tests)."""
-        H, C = self.num_holes, self.num_cells
-        N = self.num_nodes
-        holes, cells, sides = slice(0, H), slice(H, H + C), slice(H + C, N)
-        inc, adj, side = (torch.zeros(N, N, device=self.from_cells.device) for _ in range(3))
-        inc[holes, cells] = self.from_cells[:H]
-        inc[cells, holes] = self.cells_from_holes
-        adj[cells, cells] = self.from_cells[H:H + C]
-        side[sides, cells] = self.from_cells[H + C:]
-        side[cells, sides] = self.cells_from_sides
-        return torch.cat([inc, adj, side])
-
 
 @dataclass(frozen=True)
 class Encoded:
