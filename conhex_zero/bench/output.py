@@ -59,11 +59,13 @@ def result_path(args: argparse.Namespace, name: str, stamp: str | None = None) -
         return Path(args.out)
     if getattr(args, "publish", False):
         return RESULTS_DIR / f"{name}.json"
-    return new_file(RUNS_DIR / f"{name}-{stamp or time.strftime('%Y%m%d-%H%M%S')}.json")
+    return RUNS_DIR / f"{name}-{stamp or time.strftime('%Y%m%d-%H%M%S')}.json"
 
 
 def write_results(path: Path, data: Any) -> Path:
     """Write ``data`` as indented JSON to ``path`` (folders made), print and return the path."""
+    if path.parent.resolve() == RUNS_DIR.resolve():  # a default name: another run's in the same second gets -2
+        path = new_file(path)
     write_text_atomic(path, json.dumps(data, indent=2) + "\n")
     print(f"wrote {path}")
     return path
