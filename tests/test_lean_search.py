@@ -233,3 +233,26 @@ def test_a_kept_root_spreads_its_new_simulations_by_sequential_halving():
     continued = gs.run(after, rng.make_keys(1, 1), keep=[kept]).visit_counts[0].numpy() - carried
     fresh = gs.run(after, rng.make_keys(1, 1)).visit_counts[0].numpy()
     assert sorted(continued[continued > 0].tolist()) == sorted(fresh[fresh > 0].tolist())
+
+
+def test_a_kept_root_never_visits_a_move_excluded_since():
+    """Carried visits on a move the root now excludes (tactics, ``exclude``) are never added to,
+    and the move is never chosen."""
+    env = VecEnv("hex-5")
+    gs = GameSearch(env, NetworkEvaluator(load_checkpoint(HEX5).model, env), play_config(200), lean_max_batch=1)
+    state = env.initial_state(1)
+    first = gs.run(state, rng.make_keys(0, 1))
+    tree, move = first.lean_trees[0], int(first.action[0])
+    child = int(tree.children[0, move])
+    child = child if child >= 0 else -2 - child
+    reply = int(np.argmax(tree.edge_visits[child]))
+    kept = subtree(tree, [move, reply])
+    barred = int(np.argmax(kept.edge_visits[0]))  # the most visited carried move
+    carried = float(kept.edge_visits[0, barred])
+    assert carried > 0
+    after = env.step(env.step(state, torch.tensor([move])), torch.tensor([reply]))
+    exclude = torch.zeros(1, env.num_actions, dtype=torch.bool)
+    exclude[0, barred] = True
+    out = gs.run(after, rng.make_keys(1, 1), exclude=exclude, keep=[kept])
+    assert int(out.action[0]) != barred
+    assert float(out.visit_counts[0, barred]) == carried

@@ -252,6 +252,9 @@ class LeanSearch:
         # A kept root's carried visits (None for a fresh root): sequential halving schedules the new
         # simulations by the visits each candidate gets in this search, on top of what it carried.
         self._carried = [t.edge_visits[0].copy() if t.count > 1 and t.edge_visits[0].any() else None for t in trees]
+        # The root's rules from its visited edges alone need every visited edge legal: a kept root
+        # whose carried visits lie on moves now excluded (tactics, ``exclude``) takes the full rule.
+        self._root_sparse = [c is None or not (c > 0)[~t.legal[0]].any() for c, t in zip(self._carried, trees)]
         self._orders: list[dict[int, list[int]]] = [{} for _ in trees]  # per tree: node -> legal edges by logit
         # Per root, fixed for the search: the noisy logits and sequential halving's schedule.
         self._root_base = [self._gumbel[b] + t.logits[0] for b, t in enumerate(trees)]  # [A] each
@@ -378,7 +381,7 @@ class LeanSearch:
         n, w, selectable, all_legal = self._row(tree, 0, pending)
         schedule = self._schedule[b]
         target = schedule[min(sim, len(schedule) - 1)] if schedule else 0
-        if all_legal:
+        if all_legal and self._root_sparse[b]:
             return self._root_visited(tree, b, n, w, target)
         sigma = self.rules.sigma(n, w, tree.prior[0], selectable, float(tree.raw_value[0]))
         score = np.where(selectable, self._root_base[b] + sigma, -np.inf)
