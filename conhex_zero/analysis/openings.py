@@ -189,11 +189,11 @@ def _search_children(env: VecEnv, evaluator: NetworkEvaluator, batch: State, run
     R = len(running)
     config = (analysis_config(sims, noise=repeats > 1) if search == "analysis" else
               dataclasses.replace(variant_config(search, sims), gumbel_scale=1.0 if repeats > 1 else 0.0))
-    search = GameSearch(env, evaluator, config, tactics=not search.endswith("-no-tactics"))
+    game_search = GameSearch(env, evaluator, config, tactics=not search.endswith("-no-tactics"))
     exclude = torch.zeros(batch.batch_size, env.num_actions, dtype=torch.bool, device=env.device)
     exclude[:, env.game.swap_action] = True  # the second player's value *without* swapping
     keys = rng.fold(torch.arange(batch.batch_size, device=env.device) + seed * 1_000_003, 0xA7)
-    out = search.run(batch, keys, exclude=exclude, on_simulation=on_simulation)
+    out = game_search.run(batch, keys, exclude=exclude, on_simulation=on_simulation)
     best_q = out.action_value.cpu()  # [R * repeats]: the best reply's value (exact where proven)
     best_n = out.visit_counts.gather(1, out.action[:, None])[:, 0].cpu()
     values[:, running.cpu()] = best_q.view(repeats, R)
