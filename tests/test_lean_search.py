@@ -215,9 +215,9 @@ def test_a_batch_of_a_kept_and_a_fresh_tree_lays_out_every_root_alike():
     assert torch.equal(out.tree.embeddings.holes[N], other.holes[0])
 
 
-def test_a_kept_root_spreads_its_new_simulations_by_sequential_halving():
-    """The new simulations of a search that continues a kept tree follow Gumbel's sequential halving
-    as a fresh search's do (the same visits per candidate), whatever the root carried."""
+def _kept_after_two_moves():
+    """Hex 5x5 at 200 simulations: (env, search, the subtree kept after the searched move and its
+    most visited reply, the position after them)."""
     env = VecEnv("hex-5")
     gs = GameSearch(env, NetworkEvaluator(load_checkpoint(HEX5).model, env), play_config(200), lean_max_batch=1)
     state = env.initial_state(1)
@@ -226,10 +226,16 @@ def test_a_kept_root_spreads_its_new_simulations_by_sequential_halving():
     child = int(tree.children[0, move])
     child = child if child >= 0 else -2 - child
     reply = int(np.argmax(tree.edge_visits[child]))
-    kept = subtree(tree, [move, reply])
+    after = env.step(env.step(state, torch.tensor([move])), torch.tensor([reply]))
+    return env, gs, subtree(tree, [move, reply]), after
+
+
+def test_a_kept_root_spreads_its_new_simulations_by_sequential_halving():
+    """The new simulations of a search that continues a kept tree follow Gumbel's sequential halving
+    as a fresh search's do (the same visits per candidate), whatever the root carried."""
+    env, gs, kept, after = _kept_after_two_moves()
     carried = kept.edge_visits[0].copy()
     assert carried.sum() > 0
-    after = env.step(env.step(state, torch.tensor([move])), torch.tensor([reply]))
     continued = gs.run(after, rng.make_keys(1, 1), keep=[kept]).visit_counts[0].numpy() - carried
     fresh = gs.run(after, rng.make_keys(1, 1)).visit_counts[0].numpy()
     assert sorted(continued[continued > 0].tolist()) == sorted(fresh[fresh > 0].tolist())
@@ -238,19 +244,10 @@ def test_a_kept_root_spreads_its_new_simulations_by_sequential_halving():
 def test_a_kept_root_never_visits_a_move_excluded_since():
     """Carried visits on a move the root now excludes (tactics, ``exclude``) are never added to,
     and the move is never chosen."""
-    env = VecEnv("hex-5")
-    gs = GameSearch(env, NetworkEvaluator(load_checkpoint(HEX5).model, env), play_config(200), lean_max_batch=1)
-    state = env.initial_state(1)
-    first = gs.run(state, rng.make_keys(0, 1))
-    tree, move = first.lean_trees[0], int(first.action[0])
-    child = int(tree.children[0, move])
-    child = child if child >= 0 else -2 - child
-    reply = int(np.argmax(tree.edge_visits[child]))
-    kept = subtree(tree, [move, reply])
+    env, gs, kept, after = _kept_after_two_moves()
     barred = int(np.argmax(kept.edge_visits[0]))  # the most visited carried move
     carried = float(kept.edge_visits[0, barred])
     assert carried > 0
-    after = env.step(env.step(state, torch.tensor([move])), torch.tensor([reply]))
     exclude = torch.zeros(1, env.num_actions, dtype=torch.bool)
     exclude[0, barred] = True
     out = gs.run(after, rng.make_keys(1, 1), exclude=exclude, keep=[kept])
