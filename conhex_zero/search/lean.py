@@ -98,6 +98,12 @@ def _masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
     return x / max(x.sum(), EPS)
 
 
+def _by_score(legal: np.ndarray, score: np.ndarray) -> list[int]:
+    """The legal edges by ``score``, highest first (the lowest index on ties)."""
+    edges = np.flatnonzero(legal)
+    return edges[np.argsort(-score[edges], kind="stable")].tolist()
+
+
 def _first_unvisited(order: list[int], visited: list[int]) -> int:
     """The first edge of ``order`` that is not in ``visited`` (which must leave one)."""
     if len(visited) < 8:
@@ -260,8 +266,7 @@ class LeanSearch:
         self._root_base = [self._gumbel[b] + t.logits[0] for b, t in enumerate(trees)]  # [A] each
         self._root_order = []  # per root: its legal edges by g + logit, highest first (lowest index on ties)
         for base, t in zip(self._root_base, trees):
-            legal = np.flatnonzero(t.legal[0])
-            self._root_order.append(legal[np.argsort(-base[legal], kind="stable")].tolist())
+            self._root_order.append(_by_score(t.legal[0], base))
         self._schedule = [considered_visits(min(int(t.legal[0].sum()), cfg.max_considered), cfg.num_simulations)
                           for t in trees]
         done = 0
@@ -367,9 +372,8 @@ class LeanSearch:
         n, w, selectable, all_legal = self._row(tree, node, pending)
         if all_legal and self.config.scheme == "gumbel":
             order = self._orders[b].get(node)
-            if order is None:  # the node's legal edges by logit, highest first (stable: lowest index on ties)
-                legal = np.flatnonzero(tree.legal[node])
-                order = self._orders[b][node] = legal[np.argsort(-tree.logits[node][legal], kind="stable")].tolist()
+            if order is None:
+                order = self._orders[b][node] = _by_score(tree.legal[node], tree.logits[node])
             return self.rules.interior_visited(n, w, tree.prior[node], float(tree.raw_value[node]), order)
         mean = tree.value_sum[node] / max(tree.visits[node], 1.0)
         return self.rules.interior(n, w, tree.logits[node], tree.prior[node], selectable, float(tree.raw_value[node]),
