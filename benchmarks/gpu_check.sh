@@ -6,6 +6,7 @@
 #   OUT=/tmp/gpu bash benchmarks/gpu_check.sh            # on a machine with a CUDA build of torch
 #   DEVICE=cpu QUICK=1 OUT=/tmp/gpu bash benchmarks/gpu_check.sh   # dry run of every command
 #   ONLY="tests syncs train" OUT=/tmp/gpu bash benchmarks/gpu_check.sh  # some steps, by name
+#   T_TRAIN_S=240 ...                    # a step's time limit (T_TEST_S T_NET_S T_COMPILE_S T_SP_S T_TRAIN_S)
 #
 # Writes $OUT/log.txt (everything printed), $OUT/results.json (each bench's JSON by step name,
 # each step's exit status and seconds) and $OUT/train_metrics.jsonl (the training run's log).
@@ -29,6 +30,9 @@ else
     TRAIN_OVERRIDES="replay.min_size=16384 selfplay.positions_per_iteration=16384"
     T_TEST=150; T_NET=40; T_COMPILE=90; T_SP=100; T_TRAIN=150
 fi
+# Any step's limit can be set from outside, e.g. T_TRAIN_S=240 (training compiles its network).
+T_TEST=${T_TEST_S:-$T_TEST}; T_NET=${T_NET_S:-$T_NET}; T_COMPILE=${T_COMPILE_S:-$T_COMPILE}
+T_SP=${T_SP_S:-$T_SP}; T_TRAIN=${T_TRAIN_S:-$T_TRAIN}
 
 step() {  # step NAME LIMIT_S COMMAND...: run, log, record status, keep a JSON result if printed
     local name=$1 limit=$2; shift 2
@@ -73,6 +77,8 @@ step selfplay "$T_SP" python3 -m conhex_zero bench selfplay --config configs/con
     --seconds "$SECS" --json selfplay.compile=false $SP_OVERRIDES
 step net "$T_NET" python3 -m conhex_zero bench net --device "$DEVICE" --model l8h128 --batch "$NET_BATCH" \
     --seconds "$SECS" --json
+step search_one "$T_NET" python3 -m conhex_zero bench search --device "$DEVICE" --model l4h64 --batch 1 \
+    --sims 800 --seconds "$SECS" --json
 RUN="$OUT/train-run"
 rm -rf "$RUN"
 step train "$T_TRAIN" python3 train.py --config configs/conhex.yaml --device "$DEVICE" --run-dir "$RUN" \
