@@ -47,7 +47,8 @@ def find_syncs(config_path: str, games: int, steps: int) -> dict[str, int]:
         def record(message, category, filename, lineno, file=None, line=None):
             if "synchroniz" not in str(message).lower():
                 return
-            frames = [f for f in traceback.extract_stack()[:-1] if "conhex_zero" in f.filename]
+            stack = traceback.extract_stack()[:-1]
+            frames = [f for f in stack if "conhex_zero" in f.filename] or stack[-3:]  # torch's own, if none
             places[" <- ".join(f"{f.filename.split('conhex_zero/')[-1]}:{f.lineno} {f.line}"
                                for f in reversed(frames[-3:]))] += 1
 
@@ -64,6 +65,34 @@ def find_syncs(config_path: str, games: int, steps: int) -> dict[str, int]:
         finally:
             warnings.showwarning = shown
     return dict(places.most_common())
+
+
+def sync_ops_with_stacks(config_path: str, games: int, steps: int, device: str = "cuda") -> dict[str, int]:
+    """``{op <- Python stack: count}`` of the ops that ``bench selfplay`` counts as syncs
+    (``SYNC_OPS``), found by the profiler with stacks: the warning above misses ops that
+    synchronise without going through CUDA's sync check."""
+    from conhex_zero.bench.timing import SYNC_OPS, synchronize
+
+    config = load_config(config_path, [f"selfplay.games={games}", f"device={device}"])
+    env = VecEnv(config.game, device)
+    torch.manual_seed(0)
+    model = GraphNet(ModelConfig.from_name(config.model), NUM_FEATURES).to(device).eval()
+    selfplay = SelfPlay(env, config.selfplay, NetworkEvaluator(model, env), config.seed)
+    replay = ReplayBuffer(env, config.replay.capacity, device)
+    stats = SelfPlayStats()
+    with torch.no_grad():
+        for _ in range(2):
+            selfplay.step(replay, stats)
+        synchronize(env.device)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], with_stack=True) as prof:
+            for _ in range(steps):
+                selfplay.step(replay, stats)
+    found: collections.Counter[str] = collections.Counter()
+    for e in prof.events():
+        if e.name in SYNC_OPS:
+            stack = [line for line in (e.stack or []) if ".py" in line][:6]
+            found[e.name + " <- " + " <- ".join(stack)] += 1
+    return dict(found.most_common())
 
 
 def profile_net(model_name: str, batch: int, device: str) -> list[dict]:
@@ -118,7 +147,9 @@ def main() -> None:
         if not torch.cuda.is_available():
             raise SystemExit("cuda_profile.py syncs: needs a CUDA device")
         places = find_syncs(args.config, args.games, args.steps)
-        print(json.dumps({"steps": args.steps, "syncs": sum(places.values()), "places": places}, indent=1))
+        ops = sync_ops_with_stacks(args.config, args.games, args.steps)
+        print(json.dumps({"steps": args.steps, "syncs": sum(places.values()), "places": places,
+                          "sync_ops": sum(ops.values()), "sync_op_stacks": ops}, indent=1))
     else:
         device = "cuda" if torch.cuda.is_available() else "cpu"
         rows = profile_net(args.model, args.batch, device)

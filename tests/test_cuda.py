@@ -178,3 +178,7 @@ def test_lean_search_and_kept_trees_on_cuda_match_cpu():
         assert int(a.action[0]) == int(b.action[0])
         assert torch.equal(a.visit_counts, b.visit_counts.cpu())
         assert torch.allclose(a.root_value, b.root_value.cpu(), atol=1e-6)
+    # Keys made on the CPU (the default of rng.make_keys) drive a CUDA search to the same result.
+    again = searches["cuda"].run(state.to("cuda"), rng.make_keys(0, 1))
+    assert int(again.action[0]) == int(out["cuda"][0].action[0])
+    assert torch.equal(again.visit_counts, out["cuda"][0].visit_counts)

@@ -95,12 +95,12 @@ def bench_search(game: str, model: str, batch: int, simulations: int = 64, devic
         evaluator = NetworkEvaluator(_model(model, env.device), env, timer=timer)
         gs = GameSearch(env, evaluator, play_config(simulations, scheme=scheme), tactics=True, lean_max_batch=lean_max)
         state = sample_positions(env, batch)
-        gs.run(state[: min(batch, 8)], rng.make_keys(0, min(batch, 8)))  # warm up
+        gs.run(state[: min(batch, 8)], rng.make_keys(0, min(batch, 8), device=env.device))  # warm up
         synchronize(env.device)
         timer.reset()
         searches, start = 0, time.perf_counter()
         while searches < 1 or time.perf_counter() - start < seconds:
-            gs.run(state, rng.make_keys(searches * batch, batch))
+            gs.run(state, rng.make_keys(searches * batch, batch, device=env.device))
             searches += 1
         synchronize(env.device)
         elapsed = time.perf_counter() - start

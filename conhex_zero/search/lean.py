@@ -254,6 +254,7 @@ class LeanSearch:
             trees.append(self._start(root, b, kept, keys[b:b + 1]))
         gumbel = rng.gumbel(rng.fold(keys, 1), 0, A) * cfg.gumbel_scale if cfg.scheme == "gumbel" \
             else torch.zeros(B, A, device=self._device)  # [B, A]
+        gumbel = gumbel.to(self._device)  # drawn where the keys are, which may be the CPU
         self._gumbel = gumbel.float().cpu().numpy()
         # A kept root's carried visits (None for a fresh root): sequential halving schedules the new
         # simulations by the visits each candidate gets in this search, on top of what it carried.
