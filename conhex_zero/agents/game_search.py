@@ -101,13 +101,15 @@ class GameSearch:
 
     def run(self, state: State, keys: Tensor, exclude: Tensor | None = None,
             on_simulation: Callable[[int], None] | None = None,
-            keep: list[LeanTree | None] | None = None, deadline: float | None = None) -> SearchOutput:
+            keep: list[LeanTree | None] | None = None, deadline: float | None = None,
+            stop: Callable[[], bool] | None = None) -> SearchOutput:
         """Search every (running) game of ``state``; ``exclude`` [B, A] bars root actions (each
         game must keep at least one legal action). Up to ``lean_max_batch`` games go to the lean
         search, which continues ``keep``'s trees (``search.lean.subtree``) where given and stops at
-        ``deadline`` (a ``time.perf_counter()`` instant) if it comes first."""
+        ``deadline`` (a ``time.perf_counter()`` instant) if it comes first, or when ``stop()``
+        says so (asked between its batches of leaves)."""
         with torch.no_grad():
             root = self.root(state, exclude)
             if state.batch_size <= self.lean_max_batch and not self.persistent:
-                return self.lean.run(root, keys, on_simulation, keep=keep, deadline=deadline)
+                return self.lean.run(root, keys, on_simulation, keep=keep, deadline=deadline, stop=stop)
             return self.searcher.run(root, keys, on_simulation)

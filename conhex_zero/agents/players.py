@@ -21,7 +21,7 @@ import re
 import time
 from collections import OrderedDict
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol
 
 import torch
 from torch import Tensor
@@ -46,6 +46,9 @@ class PlayerSpecError(ValueError):
 
 
 MAX_SIMULATIONS = 100_000
+PONDER_SIMULATIONS = 20_000
+"""The most simulations one pondering search adds (its tree is allocated for them: about 36 MB
+of ConHex rows), so an opponent who never moves does not keep a core busy for ever."""
 """The most simulations per search a player may ask for (as for training's searches)."""
 
 
@@ -105,6 +108,7 @@ class SearchPlayer:
     KEPT_TREES = 256  # trees kept for later moves (one per game in progress, the oldest dropped)
     KEPT_NODES = 400_000  # and at most this many nodes in all (about 0.7 GB of ConHex rows)
     CALIBRATION_SIMS = 32  # each of the two searches that measure a timed player's speed
+    PONDER_FIRST_ROUND = 256  # simulations of pondering's first round (each next round: twice the last)
 
     def __init__(self, env: VecEnv, game_search: GameSearch, name: str, seed: int = 0, seconds: float | None = None):
         self.env, self.search, self.name, self.seed = env, game_search, name, seed
@@ -152,6 +156,42 @@ class SearchPlayer:
         self.rate = 0.5 * self.rate + 0.5 * measured
         self._remember([history] if history is not None else None, keep)
         return self.last.action
+
+    def ponder(self, state: State, history: list[int], stop: Callable[[], bool],
+               max_simulations: int = PONDER_SIMULATIONS) -> int:
+        """Search ``state`` (one position, the opponent to move, reached by ``history``) until
+        ``stop()`` says so or ``max_simulations`` are done, growing the tree kept for it: the next
+        search of this game, after the opponent's reply, continues from the reply's subtree.
+        Returns the simulations done. Runs in a background thread while nothing else uses the
+        player (``PlaySession`` stops it before any other use)."""
+        if state.batch_size != 1 or bool(state.done[0]) or self.search.lean_max_batch < 1 or self.search.persistent:
+            return 0  # only the lean search stops when asked and keeps its tree
+        key = tuple(history)
+        tree = self._trees.pop(key, None)
+        if tree is not None:
+            self._kept_nodes -= tree.count
+        before = int(tree.edge_visits[0].sum()) if tree is not None else 0
+        # Rounds of doubling length, each a whole search continuing the tree: each round's
+        # sequential halving ends on the opponent's likeliest replies, so that their subtrees grow
+        # (one search planned for all the simulations would still be spreading them evenly over
+        # its candidates when the opponent moves).
+        search = copy.copy(self.search)  # its own config (and lean search): the player's is read meanwhile
+        keys = rng.fold(_keys(state, None, self.seed), 0x50)
+        done, length, rounds = 0, self.PONDER_FIRST_ROUND, 0
+        while done < max_simulations and not (rounds and stop()):
+            search.config = dataclasses.replace(self.search.config, num_simulations=min(length, max_simulations - done))
+            out = search.run(state, rng.fold(keys, rounds), keep=[tree], stop=stop)
+            if not out.lean_trees:
+                break
+            tree = out.lean_trees[0]
+            done, length, rounds = int(tree.edge_visits[0].sum()) - before, 2 * length, rounds + 1
+        if tree is None:
+            return 0
+        self._trees[key] = tree
+        self._kept_nodes += tree.count
+        while self._trees and (len(self._trees) > self.KEPT_TREES or self._kept_nodes > self.KEPT_NODES):
+            self._kept_nodes -= self._trees.popitem(last=False)[1].count
+        return done
 
     def _calibrate(self, state: State, key: Tensor) -> float:
         """Simulations per second of this player's search on this machine: the second of two short

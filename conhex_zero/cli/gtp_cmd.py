@@ -7,7 +7,7 @@ import sys
 
 from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, check_clock_options, game_for_players,
                                     resolve_device, warn)
-from conhex_zero.cli.play_cmd import PLAYER_HELP
+from conhex_zero.cli.play_cmd import PLAYER_HELP, PONDER_HELP
 
 
 HEXGUI_COMMAND = "conhex-zero gtp /path/to/CKPT --game hex-11:swap --swap-name swap-pieces"
@@ -48,6 +48,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "a 2.5%% chance to win); default: never resign")
     p.add_argument("--swap-name", choices=("swap", "swap-pieces"), default="swap",
                    help="how genmove names the swap (HexGui understands swap-pieces; default: swap)")
+    p.add_argument("--ponder", action="store_true", help=PONDER_HELP)
     p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
     add_threads_argument(p)
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         engine = GTPEngine(args.player, spec, simulations=args.sims, seed=args.seed,
                            temperature=args.temperature, resign_threshold=args.resign,
                            swap_name=args.swap_name, device=str(resolve_device(args.device)),
-                           warn=lambda message: warn("gtp", message), seconds=args.seconds)
+                           warn=lambda message: warn("gtp", message), seconds=args.seconds, ponder=args.ponder)
     except (PlayerSpecError, CheckpointError, PlayError) as err:
         raise CliError(str(err)) from None
     try:

@@ -17,6 +17,9 @@ from typing import Iterator, TextIO
 from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, check_clock_options, game_for_players, is_terminal,
                                     plural, resolve_device, use_color)
 
+PONDER_HELP = ("think on the opponent's time: after each of its moves a checkpoint player searches on in the "
+               "background (a second core) until the opponent moves, and its next search continues from the "
+               "reply's subtree (at most 20,000 simulations; off by default: it takes a core)")
 PLAYER_HELP = ("the AI: random, mcts-rollout:K (random-rollout MCTS, K simulations), policy:CKPT (a "
                "checkpoint's raw policy), CKPT or CKPT:sims=N (checkpoint + search), CKPT:seconds=S (S "
                "seconds a move), or gtp:\"COMMAND\" (gtp@NAME:\"COMMAND\" names it)")
@@ -65,6 +68,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "game), the winner of a game scores the pieces they placed, the lower total over a pair "
                    "wins; a running pair score is kept until you quit")
     p.add_argument("--top", type=int, default=5, help="candidate moves shown (default: 5)")
+    p.add_argument("--ponder", action="store_true", help=PONDER_HELP)
     p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
     p.add_argument("--no-color", action="store_true", help="no ANSI colours, even in a terminal")
     add_threads_argument(p)
@@ -413,7 +417,8 @@ def run(args: argparse.Namespace) -> int:
     game_spec = game_for_players("play", args.game, [args.player])
     try:
         session = PlaySession(game_spec, args.player, seed=args.seed, simulations=args.sims,
-                              temperature=args.temperature, device=resolve_device(args.device), seconds=args.seconds)
+                              temperature=args.temperature, device=resolve_device(args.device), seconds=args.seconds,
+                              ponder=args.ponder)
     except (PlayerSpecError, CheckpointError, PlayError) as err:
         raise CliError(str(err)) from None
     interactive = is_terminal(sys.stdin) and is_terminal(sys.stderr)  # both terminals: no script reads stderr

@@ -13,7 +13,7 @@ import threading
 
 from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, check_clock_options, game_for_players,
                                     resolve_device, warn)
-from conhex_zero.cli.play_cmd import PLAYER_HELP
+from conhex_zero.cli.play_cmd import PLAYER_HELP, PONDER_HELP
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -58,6 +58,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "new game), the winner scores the pieces they placed, the lower total over a pair wins; the "
                    "page keeps the running pair score (API: the state's 'scoring')")
     p.add_argument("--top", type=int, default=5, help="candidate moves shown (default: 5)")
+    p.add_argument("--ponder", action="store_true", help=PONDER_HELP)
     p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
     add_threads_argument(p)
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
@@ -110,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
                           simulations=args.sims, temperature=args.temperature, seed=args.seed,
                           device=str(resolve_device(args.device)), top=args.top,
                           warn=lambda message: warn("serve", message), scoring=args.scoring,
-                          seconds=args.seconds)
+                          seconds=args.seconds, ponder=args.ponder)
     except (PlayerSpecError, CheckpointError, PlayError) as err:
         raise CliError(str(err)) from None
     try:

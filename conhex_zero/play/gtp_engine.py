@@ -119,8 +119,10 @@ class GTPEngine:
                  seed: int = 0, temperature: float = 0.0, resign_threshold: float | None = None,
                  swap_name: str = "swap", device: str = "cpu",
                  session_factory: Callable[..., PlaySession] = PlaySession,
-                 warn: Callable[[str], None] | None = None, seconds: float | None = None):
+                 warn: Callable[[str], None] | None = None, seconds: float | None = None,
+                 ponder: bool = False):
         self.player_spec, self.sims, self.seed = player, simulations, seed
+        self.ponder = ponder  # think on the opponent's time (PlaySession.ponder)
         self.seconds = seconds  # a checkpoint player's time per move (its clock; GTP's time controls cap it)
         self.temperature, self.resign_threshold = temperature, resign_threshold
         self.swap_name, self.device = swap_name, device
@@ -156,7 +158,9 @@ class GTPEngine:
 
     def _new_session(self, spec: str) -> PlaySession:
         # Moves of a random opening come from the controller as ordinary plays: none are drawn here.
-        extra = {"seconds": self.seconds} if self.seconds is not None else {}
+        extra: dict = {"seconds": self.seconds} if self.seconds is not None else {}
+        if self.ponder:
+            extra["ponder"] = True
         return self.factory(spec, self.player_spec, seed=self.seed, simulations=self.sims,
                             temperature=self.temperature, device=self.device, random_opening=False, **extra)
 

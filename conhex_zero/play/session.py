@@ -31,6 +31,7 @@ undoing too far or an engine failure raises ``PlayError``. All three are ``Value
 from __future__ import annotations
 
 import dataclasses
+import threading
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -145,12 +146,37 @@ class AIMove:
         return {"action": self.action, "move": self.move, "analysis": self.analysis.to_json()}
 
 
+class Pondering:
+    """A search of the opponent's position in a background thread (``SearchPlayer.ponder``); its
+    simulations done are appended to ``done`` when it ends; ``stop()`` ends it and waits."""
+
+    def __init__(self, player: SearchPlayer, state: State, history: list[int], done: list[int]):
+        self._stopping = threading.Event()
+        self.error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                done.append(player.ponder(state, history, self._stopping.is_set))
+            except BaseException as err:  # noqa: BLE001 - kept: ``stop`` raises it in the caller's thread
+                self.error = err
+
+        self._thread = threading.Thread(target=run, name="ponder", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._thread.join()
+        if self.error is not None:
+            raise self.error
+
+
 class PlaySession:
     """One game (a batch-1 engine state and its move list) against one AI player."""
 
     def __init__(self, game: str | Game = "conhex", player: str = "random", seed: int = 0,
                  simulations: int | None = None, temperature: float = 0.0, device: str | torch.device = "cpu",
-                 random_opening: bool = True, gtp_timeout: float = 10.0, seconds: float | None = None):
+                 random_opening: bool = True, gtp_timeout: float = 10.0, seconds: float | None = None,
+                 ponder: bool = False):
         if temperature < 0:
             raise PlayError("the temperature must be 0 (best move) or positive")
         if simulations is not None and simulations < 1:
@@ -174,12 +200,19 @@ class PlaySession:
         self._cache: tuple[tuple, SearchOutput] | None = None
         self.on_simulation: Callable[[int, int], None] | None = None
         """Called as ``on_simulation(k, total)`` after the k-th simulation of a search (progress)."""
+        self.ponder = ponder and isinstance(self.player, SearchPlayer)
+        """Think on the opponent's time: after each AI move, search on in a background thread
+        until the session is asked to think again (``Pondering``)."""
+        self._pondering: Pondering | None = None
+        self.pondered: list[int] = []
+        """Simulations each pondering search added, in order (the last is the latest)."""
         self.new_game()
 
     # ------------------------------------------------------------------ game
     def new_game(self) -> None:
         """Start again from the empty board (with fresh random opening pieces, if the game has them
         and ``random_opening``: drawn from the seed, so a session's openings are reproducible)."""
+        self.stop_pondering()
         self.actions, self.opening = [], 0
         self.state = self.env.initial_state(1)
         self._cache = None
@@ -208,7 +241,8 @@ class PlaySession:
         return state
 
     def close(self) -> None:
-        """Stop the player's engine processes, if it has any."""
+        """Stop pondering and the player's engine processes, if it has any."""
+        self.stop_pondering()
         if hasattr(self.player, "close"):
             self.player.close()
 
@@ -301,6 +335,7 @@ class PlaySession:
         if n > self.undoable:
             raise PlayError("nothing to undo" if self.undoable == 0 else
                             f"only {self.undoable} move{'s' * (self.undoable != 1)} can be taken back")
+        self.stop_pondering()
         removed = self.moves[-n:]
         self.actions = self.actions[:-n]
         self.state = self._replay(self.actions)
@@ -317,6 +352,7 @@ class PlaySession:
         of this game carries over where the position follows from it."""
         player = self.player
         assert isinstance(player, SearchPlayer)
+        self.stop_pondering()
         config = player.search.config
         timed = seconds if seconds is not None else (None if simulations else player.seconds)
         sims = simulations or config.num_simulations
@@ -424,7 +460,27 @@ class PlaySession:
         if self.temperature > 0 and weights is not None and float(weights.max()) > 0:
             action = self._sample(weights)
         self.play(action)
+        if self.ponder:
+            self.start_pondering()
         return AIMove(action, self.game.action_name(action), analysis)
+
+    # ------------------------------------------------------------- pondering
+    def start_pondering(self) -> bool:
+        """Search the current position (the opponent to move) in a background thread until the
+        session is asked to think, undo or start again, or ``PONDER_SIMULATIONS`` are done; the
+        next search continues from the subtree of the move the opponent plays. False where there is
+        nothing to ponder (a player without a search, the game over)."""
+        self.stop_pondering()
+        if not isinstance(self.player, SearchPlayer) or self.is_over:
+            return False
+        self._pondering = Pondering(self.player, self.state, list(self.actions), self.pondered)
+        return True
+
+    def stop_pondering(self) -> None:
+        """Stop the pondering search, if one runs, and wait for it (at most one batch of leaves)."""
+        if self._pondering is not None:
+            pondering, self._pondering = self._pondering, None
+            pondering.stop()
 
     # -------------------------------------------------------------- display
     def board_text(self, color: bool = False, cell_ids: bool = False) -> str:

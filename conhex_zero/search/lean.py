@@ -241,10 +241,12 @@ class LeanSearch:
 
     # ----------------------------------------------------------------- run
     def run(self, root: RootInput, keys: Tensor, on_simulation: Callable[[int], None] | None = None,
-            keep: list[LeanTree | None] | None = None, deadline: float | None = None) -> SearchOutput:
+            keep: list[LeanTree | None] | None = None, deadline: float | None = None,
+            stop: Callable[[], bool] | None = None) -> SearchOutput:
         """``config.num_simulations`` more simulations for every root (from ``keep``'s trees where
-        given), fewer if ``deadline`` (``time.perf_counter()``) passes first; the output's
-        ``lean_trees`` can be cut with ``subtree`` for the next move."""
+        given), fewer if ``deadline`` (``time.perf_counter()``) passes first or ``stop()`` says so
+        (asked between batches: pondering); the output's ``lean_trees`` can be cut with ``subtree``
+        for the next move."""
         cfg = self.config
         B, A = root.logits.shape
         self._device = root.logits.device  # the network's and the embeddings'; the tree is NumPy
@@ -271,7 +273,8 @@ class LeanSearch:
         self._schedule = [considered_visits(min(int(t.legal[0].sum()), cfg.max_considered), cfg.num_simulations)
                           for t in trees]
         done = 0
-        while done < cfg.num_simulations and (deadline is None or done < 8 or time.perf_counter() < deadline):
+        while done < cfg.num_simulations and (deadline is None or done < 8 or time.perf_counter() < deadline) \
+                and (stop is None or done < 1 or not stop()):
             # Few leaves at a time while the tree is small (its first moves decide most), the full
             # batch once it has grown: ``done // RAMP`` leaves, at least 1, at most leaves_per_call.
             k = min(self.leaves_per_call, max(1, done // self.ramp), cfg.num_simulations - done)
