@@ -107,7 +107,8 @@ class SearchPlayer:
 
     KEPT_TREES = 256  # trees kept for later moves (one per game in progress, the oldest dropped)
     KEPT_NODES = 400_000  # and at most this many nodes in all (about 0.7 GB of ConHex rows)
-    CALIBRATION_SIMS = 32  # each of the two searches that measure a timed player's speed
+    CALIBRATION_SIMS = 128  # each of the two searches that measure a timed player's speed (full batches)
+    PLANNED_SHARE = 0.9  # a timed search plans this share of what its measured speed fits in the time
     PONDER_FIRST_ROUND = 256  # simulations of pondering's first round (each next round: twice the last)
 
     def __init__(self, env: VecEnv, game_search: GameSearch, name: str, seed: int = 0, seconds: float | None = None):
@@ -141,7 +142,9 @@ class SearchPlayer:
         if self.rate is None:
             self.rate = self._calibrate(state, key)
         remaining = max(start + self.seconds - time.perf_counter(), 0.0)
-        budget = max(8, min(MAX_SIMULATIONS, int(self.rate * remaining)))
+        # Planned to end a little before the deadline: a search cut short ends its sequential
+        # halving early, choosing among candidates that did not all get their visits.
+        budget = max(8, min(MAX_SIMULATIONS, int(self.PLANNED_SHARE * self.rate * remaining)))
         if self.max_simulations is not None:
             budget = min(budget, self.max_simulations)
         keep = [self._kept(history)] if history is not None else None
@@ -153,7 +156,11 @@ class SearchPlayer:
             self.search.config = config
         done = int(self.last.visit_counts.sum()) - (self.last_carried_root(keep))
         measured = done / max(time.perf_counter() - search_start, 1e-3)
-        self.rate = 0.5 * self.rate + 0.5 * measured
+        proven = self.last.root_proven is not None and bool(self.last.root_proven[0] != 0)
+        if not proven:  # a proven root's descents stop at once: its speed says nothing of the next
+            # one search moves the estimate by at most half up or a quarter down (a fast endgame
+            # search, a busy moment of the machine), and it still converges from a low first guess
+            self.rate = 0.5 * self.rate + 0.5 * min(max(measured, 0.5 * self.rate), 2.0 * self.rate)
         self._remember([history] if history is not None else None, keep)
         return self.last.action
 

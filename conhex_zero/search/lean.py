@@ -283,7 +283,11 @@ class LeanSearch:
                 for sim in range(done + 1, done + k + 1):
                     on_simulation(sim)
             done += k
-        out = search_outputs(self._as_tree(trees), cfg, gumbel)
+        own = None  # a kept root chooses among the candidates with the most visits of this search
+        if any(c is not None for c in self._carried):
+            carried = np.stack([np.zeros(A, np.float32) if c is None else c for c in self._carried])  # [B, A]
+            own = torch.from_numpy(np.stack([t.edge_visits[0] for t in trees]) - carried).to(self._device)
+        out = search_outputs(self._as_tree(trees), cfg, gumbel, own_visits=own)
         out.lean_trees = trees
         return out
 

@@ -449,8 +449,13 @@ class _Search:
         return search_outputs(self.tree, self.cfg, self.gumbel)
 
 
-def search_outputs(t: Tree, cfg: SearchConfig, gumbel: Tensor) -> SearchOutput:
-    """The results of finished searches from their tree (``gumbel`` ``[B, A]``: the root noise)."""
+def search_outputs(t: Tree, cfg: SearchConfig, gumbel: Tensor, own_visits: Tensor | None = None) -> SearchOutput:
+    """The results of finished searches from their tree (``gumbel`` ``[B, A]``: the root noise).
+
+    ``own_visits`` ``[B, A]``: the root visits of this search alone, where a root carried visits
+    from an earlier search (a kept tree): Gumbel chooses among the candidates with the most of them,
+    the survivors of this search's sequential halving, as at a fresh root (the carried visits,
+    spread by the earlier search's in-tree rule, would make its favourite the only choice)."""
     device = t.visits.device
     root = torch.zeros(t.batch_size, dtype=torch.long, device=device)
     n, w = t.rows(t.edge_visits, root), t.rows(t.edge_value, root)
@@ -466,8 +471,9 @@ def search_outputs(t: Tree, cfg: SearchConfig, gumbel: Tensor) -> SearchOutput:
                                         cfg.q_range == "fixed", cfg.q_min_spread)
         target = rules.masked_softmax(logits + sigma, selectable)
         score = torch.where(selectable, gumbel + logits + sigma, -INF)
-        most = torch.where(selectable, n, -1.0).amax(1, keepdim=True)
-        action = torch.where(n == most, score, -INF).argmax(1)
+        survivors = n if own_visits is None else own_visits
+        most = torch.where(selectable, survivors, -1.0).amax(1, keepdim=True)
+        action = torch.where(survivors == most, score, -INF).argmax(1)
     else:
         target = visit_probs
         action = torch.where(selectable, n + 1e-3 * t.rows(t.prior, root), -INF).argmax(1)
