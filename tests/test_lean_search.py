@@ -253,3 +253,21 @@ def test_a_kept_root_never_visits_a_move_excluded_since():
     out = gs.run(after, rng.make_keys(1, 1), exclude=exclude, keep=[kept])
     assert int(out.action[0]) != barred
     assert float(out.visit_counts[0, barred]) == carried
+
+
+def test_a_kept_root_chooses_among_the_survivors_of_its_own_halving():
+    """A continued search chooses, as a fresh one does, among the candidates with the most visits
+    *of this search*: carried visits do not decide. Here the kept root carries 500 visits on a move
+    that they value at -0.9 for the mover (an earlier search's favourite, found bad since)."""
+    env, gs, kept, after = _kept_after_two_moves()
+    legal = np.flatnonzero(kept.legal[0])
+    poor = int(legal[np.argmin(kept.prior[0, legal])])
+    kept.edge_visits[0, poor] += 500
+    kept.edge_value[0, poor] += -0.9 * 500
+    kept.visits[0] += 500
+    kept.value_sum[0] += -0.9 * 500
+    carried = kept.edge_visits[0].copy()
+    out = gs.run(after, rng.make_keys(1, 1), keep=[kept])
+    new = out.visit_counts[0].numpy() - carried
+    action = int(out.action[0])
+    assert action != poor and new[action] == new.max()

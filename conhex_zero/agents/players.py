@@ -46,10 +46,10 @@ class PlayerSpecError(ValueError):
 
 
 MAX_SIMULATIONS = 100_000
-PONDER_SIMULATIONS = 20_000
-"""The most simulations one pondering search adds (its tree is allocated for them: about 36 MB
-of ConHex rows), so an opponent who never moves does not keep a core busy for ever."""
 """The most simulations per search a player may ask for (as for training's searches)."""
+PONDER_SIMULATIONS = 20_000
+"""The most simulations one pondering adds (its trees are allocated for them: about 36 MB of
+ConHex rows), so an opponent who never moves does not keep a core busy for ever."""
 
 
 def _simulations(digits: str, spec: str) -> int:
@@ -196,8 +196,7 @@ class SearchPlayer:
             return 0
         self._trees[key] = tree
         self._kept_nodes += tree.count
-        while self._trees and (len(self._trees) > self.KEPT_TREES or self._kept_nodes > self.KEPT_NODES):
-            self._kept_nodes -= self._trees.popitem(last=False)[1].count
+        self._bound_kept()
         return done
 
     def _calibrate(self, state: State, key: Tensor) -> float:
@@ -243,6 +242,10 @@ class SearchPlayer:
             old = self._trees.pop(key, None)
             self._kept_nodes += chosen.count - (old.count if old is not None else 0)
             self._trees[key] = chosen
+        self._bound_kept()
+
+    def _bound_kept(self) -> None:
+        """Drop the oldest kept trees until at most ``KEPT_TREES`` trees and ``KEPT_NODES`` nodes are kept."""
         while self._trees and (len(self._trees) > self.KEPT_TREES or self._kept_nodes > self.KEPT_NODES):
             self._kept_nodes -= self._trees.popitem(last=False)[1].count
 
