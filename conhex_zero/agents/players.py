@@ -187,13 +187,8 @@ class SearchPlayer:
         done, length, rounds = 0, self.PONDER_FIRST_ROUND, 0
         while done < max_simulations and not (rounds and stop()):
             search.config = dataclasses.replace(self.search.config, num_simulations=min(length, max_simulations - done))
-            out = search.run(state, rng.fold(keys, rounds), keep=[tree], stop=stop)
-            if not out.lean_trees:
-                break
-            tree = out.lean_trees[0]
+            tree = search.run(state, rng.fold(keys, rounds), keep=[tree], stop=stop).lean_trees[0]
             done, length, rounds = int(tree.edge_visits[0].sum()) - before, 2 * length, rounds + 1
-        if tree is None:
-            return 0
         self._trees[key] = tree
         self._kept_nodes += tree.count
         self._bound_kept()

@@ -232,10 +232,9 @@ class _Rules:
 class LeanSearch:
     """Searches a few positions on the CPU (see the module docstring); ``run`` as ``Searcher.run``."""
 
-    def __init__(self, recurrent_fn: RecurrentFn, config: SearchConfig, leaves_per_call: int | None = None):
-        """``leaves_per_call``: the config's unless given."""
+    def __init__(self, recurrent_fn: RecurrentFn, config: SearchConfig):
         self.recurrent_fn, self.config = recurrent_fn, config
-        self.leaves_per_call = max(1, config.leaves_per_call if leaves_per_call is None else leaves_per_call)
+        self.leaves_per_call = max(1, config.leaves_per_call)
         self.ramp = RAMP
         self.rules = _Rules(config)
 
@@ -285,8 +284,8 @@ class LeanSearch:
             done += k
         own = None  # a kept root chooses among the candidates with the most visits of this search
         if any(c is not None for c in self._carried):
-            carried = np.stack([np.zeros(A, np.float32) if c is None else c for c in self._carried])  # [B, A]
-            own = torch.from_numpy(np.stack([t.edge_visits[0] for t in trees]) - carried).to(self._device)
+            own = torch.from_numpy(np.stack([t.edge_visits[0] - (0 if c is None else c)
+                                             for t, c in zip(trees, self._carried)])).to(self._device)  # [B, A]
         out = search_outputs(self._as_tree(trees), cfg, gumbel, own_visits=own)
         out.lean_trees = trees
         return out
