@@ -156,6 +156,19 @@ def test_random_first_moves_play_every_opening(random_first_moves):
         assert (counts > 0).all() and counts.max() < 3 * len(moves) / 16, counts.tolist()
 
 
+def test_positions_before_the_last_random_move_get_no_value_target():
+    """Their outcome is that of a game whose next move was random: only their policy target counts."""
+    env = VecEnv("hex-4")
+    cfg = load_config(TINY, ["game=hex-4", "selfplay.full_fraction=1", "selfplay.random_first_moves=2"]).selfplay
+    replay = ReplayBuffer(env, 5000)
+    SelfPlay(env, cfg, UniformEvaluator(env), seed=3).run(replay, 600)
+    n = len(replay)
+    ply, ready = replay.store["ply"][:n].long(), replay.ready[:n]
+    assert (ply < 2).sum() > 50 and (ply >= 2).sum() > 50
+    assert not ready[ply < 2].any()  # plies 0 and 1: the forced random moves follow
+    assert ready[ply >= 2].float().mean() > 0.8  # the rest of the finished games
+
+
 def test_random_first_moves_never_swap():
     env = VecEnv("hex-4:swap")
     cfg = load_config(TINY, ["game=hex-4:swap", "selfplay.random_first_moves=2"]).selfplay

@@ -10,7 +10,9 @@ One self-play step, for every game at once (``SelfPlay.step``; no host synchroni
    the search policy (for the first ``random_first_moves`` plies a uniformly random legal move);
    its value is the move's Q (the value of what is played);
 3. **record** (full steps): each position and its policy target go straight into the replay ring;
-   the game remembers the rows, its mover and the move's value;
+   the game remembers the rows, its mover and the move's value; positions before the last forced
+   random move get no value or ownership target (the outcome of a game whose next move was random
+   says nothing of the position: with two random moves, every first move looked winning);
 4. **resign**: a player whose move is worth less than ``-resign_threshold`` resigns, except in a
    ``resign_playout`` share of games, played out to count how often resigning would have been wrong;
 5. **step** the rules; **finish** games that ended: their rows get the outcome for their mover and
@@ -248,6 +250,9 @@ class SelfPlay:
         done = s.done  # [G]
         entry = torch.arange(L, device=env.device)
         valid = (entry[None, :] < self.pending_count[:, None]) & done[:, None]  # [G, L]
+        # A position whose next move was forced-random has the outcome of a game it did not choose:
+        # no value or ownership target for it (its policy target, the search's, still counts).
+        valid &= self.pending_ply >= self.cfg.random_first_moves
         winner = s.winner  # [G]
         mover = self.pending_mover.long()  # [G, L]
         outcome = torch.where(winner[:, None] == mover, 1, -1)  # [G, L]
