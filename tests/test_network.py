@@ -113,3 +113,31 @@ def test_bf16_autocast_on_cpu_gives_finite_close_outputs_and_trains():
         first = learner.train(replay, 1, symmetries=False)["train/total_loss"]
         last = learner.train(replay, 30, symmetries=False)["train/total_loss"]
     assert math.isfinite(last) and last < first
+
+
+@pytest.mark.parametrize("spec, batch", [("conhex", 1), ("conhex", 7), ("hex-5", 3), ("hex-11:swap", 2)])
+def test_inference_path_computes_the_training_paths_function(spec, batch):
+    """Without gradients the blocks take their in-place path (``Block.infer_``): the same outputs
+    as the path that training differentiates, to float rounding, and the input is left alone."""
+    env, state = positions(spec, batch, 5, seed=batch)
+    enc = Encoder(env)
+    e = enc(state)
+    torch.manual_seed(1)
+    net = GraphNet(ModelConfig.from_name("l3h32"), NUM_FEATURES).eval()
+    for p in net.parameters():  # gates and biases away from their initial values, so each term counts
+        p.data.add_(0.1 * torch.randn_like(p))
+    x_before = e.x.clone()
+    with torch.no_grad():
+        fast = net(e, enc.graph)
+    slow = net(e, enc.graph)  # gradients on: every block's ``forward``
+    assert torch.equal(e.x, x_before)
+    for a, b in zip(fast, slow):
+        assert a.shape == b.shape and (a - b.detach()).abs().max() < 1e-5
+    # Each block's two paths on one input (the in-place one on a copy).
+    block = net.blocks[0]
+    x = torch.randn(enc.graph.num_nodes, batch, 32)
+    to_cells = torch.rand(batch, env.num_cells, 4)
+    with torch.no_grad():
+        ref = block(x, enc.graph, to_cells, to_cells.flip(1))
+        out = block.infer_(x.clone(), enc.graph, to_cells, to_cells.flip(1))
+    assert (out - ref).abs().max() < 1e-5

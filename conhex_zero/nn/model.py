@@ -86,6 +86,44 @@ class Block(nn.Module):
         z = torch.addmm(z, m.reshape(N * B, h), w_m.T).view(N, B, h)
         return x + self.out(nn.functional.gelu(z))
 
+    def infer_(self, x: Tensor, graph: Graph, contact_to_cells: Tensor, contact_to_sides: Tensor) -> Tensor:
+        """``forward`` for inference without autocast, in fewer memory passes; updates ``x`` in place
+        and returns it (the caller owns ``x``). The same function up to float rounding (tested): the
+        messages are written into one buffer with fused multiply-adds instead of summed and
+        concatenated; the global term and W1's bias enter as one per-position row ``[B, h]`` that
+        starts W1's output; the residual is accumulated into ``x`` by the last matmul. At the batch
+        sizes of play (8-64 positions) this runs the network about 1.3 times faster on a CPU."""
+        N, B, h = x.shape
+        H, C = graph.num_holes, graph.num_cells
+        y = nn.functional.layer_norm(x, (h,), self.norm.weight, self.norm.bias, self.norm.eps)  # [N, B, h]
+        g = self.gates.to(y.dtype)  # [T + 2, h]
+        holes, cells, sides = y[:H], y[H:H + C], y[H + C:]
+
+        def mean(block: Tensor, nodes: Tensor) -> Tensor:  # [R, K] @ [K, B*h] -> [R, B, h]
+            return (block.to(y.dtype) @ nodes.reshape(nodes.shape[0], B * h)).view(block.shape[0], B, h)
+
+        m = torch.empty_like(y)  # [N, B, h]: the messages, written part by part
+        from_cells = mean(graph.from_cells, cells)  # [H + C + 4, B, h]
+        torch.mul(from_cells[:H], g[0], out=m[:H])
+        m_cells = m[H:H + C]
+        torch.mul(from_cells[H:H + C], g[1], out=m_cells)
+        m_cells.addcmul_(mean(graph.cells_from_holes, holes), g[0])
+        m_cells.addcmul_(mean(graph.cells_from_sides, sides), g[2])
+        m_cells.addcmul_(torch.bmm(contact_to_cells, sides.transpose(0, 1)).transpose(0, 1), g[3])  # [B, C, h] seen as [C, B, h]
+        m_sides = m[H + C:]
+        torch.mul(from_cells[H + C:], g[2], out=m_sides)
+        m_sides.addcmul_(torch.bmm(contact_to_sides.transpose(1, 2), cells.transpose(0, 1)).transpose(0, 1), g[3])
+        w_y, w_m = self.mix.weight[:, :h].to(y.dtype), self.mix.weight[:, h:].to(y.dtype)
+        # W1 [y, m] + b with m's global term y.mean * g[4], the same for every node: one row per position.
+        row = torch.addmm(self.mix.bias.to(y.dtype), y.mean(dim=0) * g[4], w_m.T)  # [B, h]
+        z = row.repeat(N, 1)  # [N*B, h]: node-major rows n*B + b
+        z.addmm_(y.view(N * B, h), w_y.T)
+        z.addmm_(m.view(N * B, h), w_m.T)
+        flat = x.view(N * B, h)
+        flat.addmm_(nn.functional.gelu(z), self.out.weight.to(y.dtype).T)
+        flat += self.out.bias.to(y.dtype)
+        return x
+
 
 class GraphNet(nn.Module):
     """Policy logits ``[B, H + 1]``, value ``[B]`` in [-1, 1], ownership ``[B, C]`` in [-1, 1];
@@ -118,8 +156,10 @@ class GraphNet(nn.Module):
         contact = enc.contact.to(x.dtype)  # [B, C, 4]
         to_cells = contact / contact.sum(2, keepdim=True).clamp(min=1)
         to_sides = contact / contact.sum(1, keepdim=True).clamp(min=1)
+        # Inference without autocast takes the blocks' in-place path (x is this call's own tensor).
+        lean = not torch.is_grad_enabled() and not torch.is_autocast_enabled(x.device.type)
         for block in self.blocks:
-            x = block(x, graph, to_cells, to_sides)
+            x = block.infer_(x, graph, to_cells, to_sides) if lean else block(x, graph, to_cells, to_sides)
         x = self.norm(x)
         pooled = torch.cat([x.mean(dim=0), x.amax(dim=0)], dim=-1)  # [B, 2h]
         hole_logits = self.policy(x[:H])[..., 0].T  # [B, H]
