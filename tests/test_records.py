@@ -285,8 +285,16 @@ def test_review_never_lists_the_ai_preferred_moves(spec, player):
         moves.append(env.game.action_name(int(action[0])))
         state = env.step(state, action)
     review = review_game(spec, moves, player, seed=3)
-    assert [m.best_move for m in review.moves] == moves
-    assert all(m.loss == 0.0 and not m.mistake for m in review.moves) and review.mistakes == []
+    # The review searches the game's positions together, the game searched them one at a time: a
+    # choice between two moves that the search values exactly alike (two symmetric moves, in a lost
+    # position) may fall either way with the last bit of the network's rounding; any other differs.
+    # Such a tie loses exactly the preferred move's swing, which is noise, never a mistake.
+    for m, played in zip(review.moves, moves):
+        if m.best_move == played:
+            assert m.loss == 0.0, m
+        else:
+            assert m.best_value_after == m.value_after and m.loss == pytest.approx(max(0.0, _swing(m))), m
+    assert not any(m.mistake for m in review.moves) and review.mistakes == []
     # values do swing after the AI's own moves: measured as before minus after, its preferred moves
     # would have lost points (the old review listed them as mistakes)
     assert any(_swing(m) > 0 for m in review.moves)
