@@ -177,8 +177,10 @@ def plot(results: list[dict], sims: list[int], path: Path, game: str, positions:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(12, 5), sharey=True)
-    for ax, network in zip(axes, ("shipped", "uniform")):
+    networks = [n for n in ("shipped", "uniform") if any(row["network"] == n for row in results)]
+    fig, axes = plt.subplots(1, len(networks), figsize=(6 * len(networks), 5), sharey=True, squeeze=False)
+    axes = axes[0]
+    for ax, network in zip(axes, networks):
         for row in results:
             if row["network"] != network:
                 continue
