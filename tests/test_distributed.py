@@ -71,7 +71,10 @@ def test_rank_seeds_and_merged_counts():
 @pytest.mark.ci
 def test_two_processes_train_checkpoint_resume_exactly(tmp_path):
     part, whole = tmp_path / "part", tmp_path / "whole"
-    first = torchrun("train.py", "--config", str(TINY), "--run-dir", str(part), "--quiet", "--stop-after", "2", *SMALL)
+    # The stopped run also saves iteration 1's state between evaluations (state_minutes): every rank
+    # its shard, rank 0 the state; it changes nothing of the training (the straight run has none).
+    first = torchrun("train.py", "--config", str(TINY), "--run-dir", str(part), "--quiet", "--stop-after", "2",
+                     *SMALL, "eval.every=3", "state_minutes=1e-9")
     assert first.returncode == 0, first.stderr[-3000:]
     assert "on 2 processes (gloo, cpu)" in first.stdout and first.stdout.count("iter 1/3") == 1  # rank 0 reports
     assert {p.name for p in (part / "state").iterdir()} == {"train_state.pt", "shard-0002-rank0.pt",

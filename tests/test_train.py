@@ -252,6 +252,43 @@ def test_tiny_run_checkpoints_resumes_exactly_and_evaluates(tmp_path):
     assert main(["ladder", str(run)]) == 0 and (run / "ladder.png").is_file()
 
 
+def test_a_state_saved_between_evaluations_resumes_exactly(tmp_path, monkeypatch):
+    """state_minutes: with a tiny limit every iteration's end saves the training state (no
+    checkpoint, no evaluation); a run stopped during iteration 3 keeps iteration 2's state and its
+    resume ends exactly as the run that was never stopped. Without it nothing would be kept."""
+    from conhex_zero.train.interrupt import TrainingInterrupted
+
+    config = load_config(TINY, ["iterations=4", "eval.every=4", "state_minutes=1e-9"])
+    train(config, tmp_path / "whole", progress=False, log=lambda *_: None)
+    real = SelfPlay.run
+    calls = []
+
+    def stopped_in_the_third(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(SelfPlay, "run", stopped_in_the_third)
+    for name, minutes in (("untimed", "0"), ("part", "1e-9")):
+        calls.clear()
+        with pytest.raises(TrainingInterrupted) as stop:
+            train(load_config(TINY, ["iterations=4", "eval.every=4", f"state_minutes={minutes}"]),
+                  tmp_path / name, progress=False, log=lambda *_: None)
+        assert stop.value.saved == (None if name == "untimed" else 2), name
+    run = tmp_path / "part"
+    assert torch.load(run / "state" / "train_state.pt", weights_only=False)["iteration"] == 2
+    assert not list((run / "checkpoints").glob("*.pt")) and not (run / "latest.pt").exists()
+    monkeypatch.setattr(SelfPlay, "run", real)
+    assert train(config, run, resume=True, progress=False, log=lambda *_: None).iterations == 4
+    a, b = load_checkpoint(tmp_path / "whole" / "latest.pt"), load_checkpoint(run / "latest.pt")
+    for x, y in zip(a.model.state_dict().values(), b.model.state_dict().values()):
+        assert torch.equal(x, y)
+    assert a.meta["games"] == b.meta["games"] and a.meta["step"] == b.meta["step"]
+    lines = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [x["iteration"] for x in lines] == [1, 2, 3, 4]
+
+
 def test_a_crash_while_saving_keeps_the_last_checkpoint(tmp_path, monkeypatch):
     config = load_config(TINY, ["iterations=2"])
     train(config, tmp_path / "run", progress=False, log=lambda *_: None, stop_after=1)

@@ -42,6 +42,12 @@ def test_messages_say_where_a_resume_continues():
         "; the run is complete: its last iteration, 20, is saved")
     assert "a state is saved after every iteration" in TrainingInterrupted(run, 3, 2, 1, 1, 20).message()
     assert isinstance(during, KeyboardInterrupt)  # whatever catches Ctrl-C still does
+    timed = TrainingInterrupted(run, 8, 8, 6, 3, 20, state_minutes=10)
+    assert timed.message().endswith("(iterations 7-8 finished but will be played again, exactly: a state is "
+                                    "saved every 3 iterations, eval.every, and 10 minutes after the last save, "
+                                    "state_minutes)")
+    assert "(after iteration 3, or after 2.5 minutes)" in TrainingInterrupted(
+        run, 2, 1, None, 3, 20, state_minutes=2.5).message()
 
 
 def _ignore_sigint() -> None:

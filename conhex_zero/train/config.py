@@ -140,6 +140,10 @@ class TrainConfig:
     """Self-play / training iterations."""
     max_minutes: float = 0.0
     """Stop (with a checkpoint) after this much wall time; 0: no limit."""
+    state_minutes: float = 10.0
+    """Also save the training state (no checkpoint, no evaluation) at the end of the first iteration
+    that ends this many minutes after the last save, so that a run stopped between evaluations
+    (``eval.every``) loses at most about this much work; 0: only at evaluations."""
     keep_checkpoints: int = 10
     """Rolling history of iteration checkpoints kept besides latest and best."""
     threads: int = 1
@@ -341,6 +345,7 @@ def validate(c: TrainConfig) -> None:
         (c.device in ("cpu", "cuda") or c.device.startswith("cuda:"), "device: cpu or cuda"),
         (c.iterations >= 1, "iterations: at least 1"),
         (c.max_minutes >= 0, "max_minutes: 0 (no limit) or more"),
+        (c.state_minutes >= 0, "state_minutes: 0 (only at evaluations) or more"),
         (c.keep_checkpoints >= 1, "keep_checkpoints: at least 1"),
         (c.threads >= 0, "threads: 0 (one per core) or more"),
         (c.selfplay.games >= 1, "selfplay.games: at least 1"),

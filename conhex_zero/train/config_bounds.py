@@ -47,6 +47,7 @@ def check_bounds(c: TrainConfig, game: Game) -> None:
          f"optim.*_weight: at most {MAX_FLOAT:g}"),
         (c.selfplay.dirichlet_alpha <= 1e6, "selfplay.dirichlet_alpha: at most 1000000"),
         (c.max_minutes <= MAX_SECONDS / 60, f"max_minutes: at most {MAX_SECONDS / 60:g}"),
+        (c.state_minutes <= MAX_SECONDS / 60, f"state_minutes: at most {MAX_SECONDS / 60:g}"),
         (c.dist.timeout_s <= MAX_SECONDS and c.dist.wait_timeout_s <= MAX_SECONDS,
          f"dist.*timeout_s: at most {MAX_SECONDS:g} seconds"),
     ]

@@ -28,10 +28,11 @@ class TrainingInterrupted(KeyboardInterrupt):
     ``completed``: the last one finished (None: none yet); ``saved``: the last one whose training
     state is saved (None: none yet); ``save_every``: a state is saved every this many iterations
     (``eval.every``) and at the end; ``iterations``: the run's length; ``resuming``: the session was a
-    ``--resume`` (stopped before its state was read, the state is unchanged)."""
+    ``--resume`` (stopped before its state was read, the state is unchanged); ``state_minutes``: a
+    state is also saved this many minutes after the last save (0: not)."""
 
     def __init__(self, run_dir: Path, iteration: int | None, completed: int | None, saved: int | None,
-                 save_every: int, iterations: int, resuming: bool = False):
+                 save_every: int, iterations: int, resuming: bool = False, state_minutes: float = 0.0):
         super().__init__(f"training in {run_dir} interrupted")
         self.run_dir = Path(run_dir)
         self.iteration = iteration
@@ -40,6 +41,7 @@ class TrainingInterrupted(KeyboardInterrupt):
         self.save_every = save_every
         self.iterations = iterations
         self.resuming = resuming
+        self.state_minutes = state_minutes
 
     @property
     def resume_from(self) -> int | None:
@@ -60,8 +62,9 @@ class TrainingInterrupted(KeyboardInterrupt):
                     f"continues where it stood")
         if self.saved is None:
             first = min(self.save_every, self.iterations)
-            return (f"{where}, before the first training state was saved (after iteration {first}): there is "
-                    f"nothing to resume; run the same command again to start over")
+            sooner = f", or after {self.state_minutes:g} minutes" if self.state_minutes else ""
+            return (f"{where}, before the first training state was saved (after iteration {first}{sooner}): "
+                    f"there is nothing to resume; run the same command again to start over")
         if self.saved >= self.iterations:
             return f"{where}; the run is complete: its last iteration, {self.iterations}, is saved"
         text = (f"{where}; the training state of iteration {self.saved} is kept: conhex-zero train --resume "
@@ -71,5 +74,8 @@ class TrainingInterrupted(KeyboardInterrupt):
             lost = (f"iteration {completed}" if completed == self.saved + 1
                     else f"iterations {self.saved + 1}-{completed}")
             every = "after every iteration" if self.save_every == 1 else f"every {self.save_every} iterations"
-            text += f" ({lost} finished but will be played again, exactly: a state is saved {every}, eval.every)"
+            timed = (f", and {self.state_minutes:g} minutes after the last save, state_minutes" if self.state_minutes
+                     else "")
+            text += (f" ({lost} finished but will be played again, exactly: a state is saved {every}, "
+                     f"eval.every{timed})")
         return text

@@ -212,7 +212,8 @@ def train(config: TrainConfig, run_dir: str | Path, resume: bool = False, progre
         result = _train(ctx, config, run_dir, resume, progress, log, stop_after, where)
     except KeyboardInterrupt:  # Ctrl-C, kill -INT: say where a resume continues
         raise TrainingInterrupted(RunDir(run_dir).path, where.iteration, where.completed, where.saved,
-                                  config.eval.every, config.iterations, resuming=resume) from None
+                                  config.eval.every, config.iterations, resuming=resume,
+                                  state_minutes=config.state_minutes) from None
     finally:
         if lock is not None:
             lock.release()
@@ -320,6 +321,7 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
         run.write_config(config.dump())
 
     started = time.perf_counter()
+    last_save = started  # state_minutes counts from here, then from each save
     metrics: dict = {}
     iteration = start_iteration
     where.iteration = where.completed = where.saved = start_iteration or None
@@ -348,23 +350,28 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
                 f"diverged (optim.lr={config.optim.lr} too high?); nothing of this iteration was saved, {after}")
         minutes = (elapsed_before + time.perf_counter() - started) / 60
         out_of_time = config.max_minutes > 0 and minutes >= config.max_minutes
+        save_due = config.state_minutes > 0 and time.perf_counter() - last_save >= 60 * config.state_minutes
         if ctx.enabled:  # rank 0's clock decides for all
-            parts = ctx.all_gather_object((tm, out_of_time), f"iteration {iteration}: the end of training")
-            tm, out_of_time = _merge_train_metrics([p[0] for p in parts]), parts[0][1]
+            parts = ctx.all_gather_object((tm, out_of_time, save_due), f"iteration {iteration}: the end of training")
+            tm, out_of_time, save_due = _merge_train_metrics([p[0] for p in parts]), parts[0][1], parts[0][2]
         metrics = {"iteration": iteration, **sp.metrics(), **(tm if steps else {}),
                    "selfplay/total_games": games, "replay/size": size, "replay/total_added": added}
         if ctx.enabled:
             metrics["dist/world_size"] = ctx.world_size
         pause = stop_after is not None and iteration - start_iteration >= stop_after
         last = iteration == config.iterations or out_of_time or pause
-        if iteration % config.eval.every == 0 or last:
+        evaluate_now = iteration % config.eval.every == 0 or last
+        if evaluate_now or save_due:  # a checkpoint, an evaluation and the state; or the state alone
             name = f"iter_{iteration:04d}"
-            if ctx.enabled:  # DDP keeps the ranks in step; check it, cheaply, at every checkpoint
+            if ctx.enabled:  # DDP keeps the ranks in step; check it, cheaply, at every save
                 digest = distributed.weights_digest(model)
                 digests = ctx.all_gather_object(digest, f"iteration {iteration}: the weights check")
                 if len(set(digests)) != 1:
                     raise RuntimeError(f"iteration {iteration}: the ranks' weights differ ({digests})")
-            if main:
+            if main and not evaluate_now:  # state_minutes: the state only, beside the last evaluation's
+                metrics["time/minutes"] = minutes
+                run.log(metrics, step=iteration)  # before the state, as below
+            if main and evaluate_now:
                 minutes = (elapsed_before + time.perf_counter() - started) / 60
                 info = {"iteration": iteration, "step": learner.step, "minutes": round(minutes, 3),
                         "games": games, "path": run.relative(run.checkpoint_path(iteration))}
@@ -393,9 +400,12 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
                          "model": model.state_dict(), "learner": learner.state_dict()}
                 if not ctx.enabled:  # one process: its shard lives in the state itself
                     state.update({"replay": replay.state_dict(), "selfplay": selfplay.state_dict()})
+                # The model the next evaluation compares with: this one, or the last one evaluated.
+                compared = (name, model) if evaluate_now else previous
                 state.update({"iteration": iteration, "games": games,
                               "elapsed": elapsed_before + time.perf_counter() - started,
-                              "previous_name": name, "previous": model.state_dict()})
+                              "previous_name": compared[0] if compared else None,
+                              "previous": compared[1].state_dict() if compared else None})
                 if ctx.enabled:
                     state["world_size"] = ctx.world_size
                 else:
@@ -403,9 +413,12 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
                 state["threads"] = torch.get_num_threads()
                 run.save_state(state)  # commits the iteration; only now may older files go
                 where.saved = iteration
-                run.prune_checkpoints(config.keep_checkpoints, protect=(saved_path, best_path))
+                if evaluate_now:
+                    run.prune_checkpoints(config.keep_checkpoints, protect=(saved_path, best_path))
                 run.remove_shards(iteration if ctx.enabled else None)
-                previous = (name, copy.deepcopy(model))
+                if evaluate_now:
+                    previous = (name, copy.deepcopy(model))
+            last_save = time.perf_counter()
         elif main:
             metrics["time/minutes"] = minutes
             run.log(metrics, step=iteration)
