@@ -92,8 +92,8 @@ class Block(nn.Module):
         messages are written into one buffer with fused multiply-adds instead of summed and
         concatenated; the global term and W1's bias enter as one row per position ``[B, h]``; the
         residual is accumulated into ``x`` by the last matmul. Every tensor is in the parameters'
-        dtype (no autocast). At the batch sizes of play (8-64 positions) this runs the network about
-        1.3 times faster on a CPU."""
+        dtype (no autocast). On a CPU the network runs 1.17-1.24 times as fast at 8-256 positions
+        (docs/speed.md)."""
         N, B, h = x.shape
         H, C = graph.num_holes, graph.num_cells
         y = nn.functional.layer_norm(x, (h,), self.norm.weight, self.norm.bias, self.norm.eps)  # [N, B, h]
