@@ -361,6 +361,9 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
         pause = stop_after is not None and iteration - start_iteration >= stop_after
         last = iteration == config.iterations or out_of_time or pause
         evaluate_now = iteration % config.eval.every == 0 or last
+        if main and not evaluate_now:  # the iteration's line now (before a state_minutes state, as below)
+            metrics["time/minutes"] = minutes
+            run.log(metrics, step=iteration)
         if evaluate_now or save_due:  # a checkpoint, an evaluation and the state; or the state alone
             name = f"iter_{iteration:04d}"
             if ctx.enabled:  # DDP keeps the ranks in step; check it, cheaply, at every save
@@ -368,9 +371,6 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
                 digests = ctx.all_gather_object(digest, f"iteration {iteration}: the weights check")
                 if len(set(digests)) != 1:
                     raise RuntimeError(f"iteration {iteration}: the ranks' weights differ ({digests})")
-            if main and not evaluate_now:  # state_minutes: the state only, beside the last evaluation's
-                metrics["time/minutes"] = minutes
-                run.log(metrics, step=iteration)  # before the state, as below
             if main and evaluate_now:
                 minutes = (elapsed_before + time.perf_counter() - started) / 60
                 info = {"iteration": iteration, "step": learner.step, "minutes": round(minutes, 3),
@@ -419,9 +419,6 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
                 if evaluate_now:
                     previous = (name, copy.deepcopy(model))
             last_save = time.perf_counter()
-        elif main:
-            metrics["time/minutes"] = minutes
-            run.log(metrics, step=iteration)
         where.completed = iteration
         log(_summary(iteration, config.iterations, metrics, minutes))
         if out_of_time:
