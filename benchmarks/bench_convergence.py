@@ -107,6 +107,7 @@ def main() -> int:
                                                       "puct", "analysis-no-tactics"],
                     help="search settings by name (agents/search_configs.py VARIANTS, -no-tactics suffix allowed)")
     ap.add_argument("--networks", nargs="+", default=["shipped", "uniform"])
+    ap.add_argument("--checkpoint", help="the network called 'shipped' (default: the shipped model of --game)")
     ap.add_argument("--batch", type=int, default=100, help="positions searched at once")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1)
@@ -121,7 +122,14 @@ def main() -> int:
     print(f"{args.game}: {args.positions} positions solved in {time.perf_counter() - started:.1f} s "
           f"(player to move wins {int(truth.sum())}); plies {positions.ply.min().item()}..{positions.ply.max().item()}",
           flush=True)
-    model = load_checkpoint(SHIPPED[args.game]).model
+    checkpoint = args.checkpoint or SHIPPED[args.game]
+    try:
+        loaded = load_checkpoint(checkpoint)
+    except (OSError, ValueError) as err:
+        raise SystemExit(f"--checkpoint: {err}") from None
+    if loaded.game != args.game:
+        raise SystemExit(f"--checkpoint: {checkpoint} plays {loaded.game}, not {args.game} (set --game)")
+    model = loaded.model
     results = []
     for network in args.networks:
         evaluator = NetworkEvaluator(model, env) if network == "shipped" else UniformEvaluator(env)
@@ -163,7 +171,7 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     meta = {"game": args.game, "positions": args.positions, "seed": args.seed, "threads": args.threads,
             "processor": platform.processor() or platform.machine(), "torch": torch.__version__,
-            "date": time.strftime("%Y-%m-%d"), "checkpoint": SHIPPED[args.game]}
+            "date": time.strftime("%Y-%m-%d"), "checkpoint": checkpoint}
     path = out / f"convergence-{args.game}.json"
     path.write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
     plot(results, args.sims, out / f"convergence-{args.game}.png", args.game, args.positions)
