@@ -11,11 +11,15 @@
 #
 #   OUT=DIR bash benchmarks/gpu_hex5_runs.sh cuda MINUTES       # on the GPU
 #   OUT=DIR bash benchmarks/gpu_hex5_runs.sh cpu 1              # a dry run of the same commands, shrunk
+#   CONFIG=configs/hex4.yaml INIT=checkpoints/hex4-l3h32.pt OUT=DIR bash benchmarks/gpu_hex5_runs.sh cuda 3
+#                                    # another board: its config, and the checkpoint warm256 starts from
 #
 # Leaves $OUT/<run>.tar (checkpoints and metrics, no state), $OUT/<run>.log and $OUT/gpu.txt.
 set -u
 DEV=$1; MIN=$2
 OUT=${OUT:-runs/gpu-hex5}
+CONFIG=${CONFIG:-configs/hex5.yaml}
+INIT=${INIT:-checkpoints/hex5-l4h64.pt}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 if [ "$DEV" = cuda ]; then
@@ -25,7 +29,7 @@ else
 fi
 { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null
   python3 -c "import torch; print('torch', torch.__version__)"; date -u; } >"$OUT/gpu.txt" 2>&1
-OPTS="--config configs/hex5.yaml --device $DEV --quiet"
+OPTS="--config $CONFIG --device $DEV --quiet"
 COMMON="iterations=1000 max_minutes=$MIN keep_checkpoints=6
  selfplay.games=$G selfplay.positions_per_iteration=$P replay.min_size=$MS replay.capacity=400000
  optim.batch_size=$BS optim.sample_reuse=4 optim.schedule=constant optim.warmup_steps=20
@@ -38,7 +42,7 @@ python3 train.py $OPTS --run-dir "$OUT/fresh128" $COMMON optim.lr=0.001 \
 python3 train.py $OPTS --run-dir "$OUT/fresh256" $COMMON optim.lr=0.001 \
     selfplay.full_sims=256 selfplay.cheap_sims=64 >"$OUT/fresh256.log" 2>&1 &
 # shellcheck disable=SC2086
-python3 train.py $OPTS --run-dir "$OUT/warm256" --init checkpoints/hex5-l4h64.pt $COMMON optim.lr=0.0003 \
+python3 train.py $OPTS --run-dir "$OUT/warm256" --init "$INIT" $COMMON optim.lr=0.0003 \
     selfplay.full_sims=256 selfplay.cheap_sims=64 >"$OUT/warm256.log" 2>&1 &
 wait
 nvidia-smi --query-gpu=memory.used --format=csv >>"$OUT/gpu.txt" 2>/dev/null
