@@ -58,10 +58,11 @@ def test_many_leaves_per_call_give_the_same_results_in_distribution():
     positions at 128 simulations, judged by the exact solver: nearly as many values on the right
     side of zero, nearly as close to the truth on average, and the same move in most positions.
     The two searches walk different trees, so a few positions differ either way; measured with the
-    released model (four sets of 100 positions, seeds 3, 5, 7, 11): one leaf 97-99, 97, 95, 99
-    right, 64 leaves 98, 94, 94, 98; mean distance to the truth larger by 0.039-0.065 with 64 leaves
-    (the earlier model: 0.051 at 200 simulations over 60 positions). Virtual visits cost a little
-    per simulation, for 1.8 times the simulations per second."""
+    released model (four sets of 100 positions, seeds 3, 5, 7, 11): one leaf 98, 97, 95 and 99
+    right, 64 leaves 98, 94, 94 and 98 (with 30 positions, seed 5: 30 and 27); mean distance to
+    the truth larger by 0.039-0.065 with 64 leaves (the earlier model: 0.051 at 200 simulations over
+    60 positions). Virtual visits cost a little per simulation, for 1.8 times the simulations per
+    second."""
     env = VecEnv("hex-5")
     evaluator = NetworkEvaluator(load_checkpoint(HEX5).model, env)
     count = 100
@@ -220,8 +221,8 @@ def test_a_batch_of_a_kept_and_a_fresh_tree_lays_out_every_root_alike():
 
 def _kept_after_two_moves():
     """Hex 5x5 at 200 simulations: (env, search, the subtree kept after the searched move and its
-    most visited reply whose own node was searched further (a reply into a proven position carries
-    no visits below it), the position after them)."""
+    most visited reply whose own node carries visits (with the released model the most visited
+    reply's node had none below it: its simulations stopped there), the position after them)."""
     env = VecEnv("hex-5")
     gs = GameSearch(env, NetworkEvaluator(load_checkpoint(HEX5).model, env), play_config(200), lean_max_batch=1)
     state = env.initial_state(1)
