@@ -124,3 +124,19 @@ def test_count_syncs_prints_no_profiler_lines(capfd):
     x = torch.ones(3)
     assert count_syncs(lambda: [bool(x.sum() > 0) for _ in range(2)]) >= 2
     assert "USDT" not in capfd.readouterr().err
+
+
+def test_bench_convergence_scores_a_given_checkpoint_and_refuses_another_games(tmp_path, monkeypatch):
+    hex4 = str(BENCHMARKS.parent / "checkpoints" / "hex4-l3h32.pt")
+    argv = ["--game", "hex-4", "--positions", "4", "--sims", "4", "--configs", "play", "--networks", "shipped",
+            "--out", str(tmp_path)]
+    assert _run_script("bench_convergence.py", [*argv, "--checkpoint", hex4], monkeypatch) == 0
+    data = json.loads((tmp_path / "convergence-hex-4.json").read_text())
+    assert data["meta"]["checkpoint"] == hex4 and [r["config"] for r in data["results"]] == ["play"]
+    hex5 = str(BENCHMARKS.parent / "checkpoints" / "hex5-l4h64.pt")
+    with pytest.raises(SystemExit) as exit_:
+        _run_script("bench_convergence.py", [*argv, "--checkpoint", hex5], monkeypatch)
+    assert str(exit_.value) == f"--checkpoint: {hex5} plays hex-5, not hex-4 (set --game)"
+    with pytest.raises(SystemExit) as exit_:
+        _run_script("bench_convergence.py", [*argv, "--checkpoint", str(tmp_path / "missing.pt")], monkeypatch)
+    assert str(exit_.value).startswith("--checkpoint: ") and "missing.pt" in str(exit_.value)
