@@ -193,16 +193,17 @@ class _Rules:
         top = max(max(sig), sig_u) if unvisited else max(sig)
         weights = [p * math.exp(s_ - top) for p, s_ in zip(pv, sig)]  # prior x exp(sigma), rescaled
         rest = max(1.0 - sum(pv), 0.0) * math.exp(sig_u - top) if unvisited else 0.0
-        norm = 1.0 / max(sum(weights) + rest, 1e-300)
+        floor = self.cfg.visit_floor  # pi' -> (1 - floor) pi' + floor P
+        norm = (1.0 - floor) / max(sum(weights) + rest, 1e-300)
         visit_term = 1.0 / (1 + total)
         best, best_score = -1, -math.inf
-        for a, wt, na in zip(idx, weights, nv):
-            score = wt * norm - na * visit_term
+        for a, wt, p_a, na in zip(idx, weights, pv, nv):
+            score = wt * norm + floor * p_a - na * visit_term
             if score > best_score:
                 best, best_score = a, score
         if unvisited:
             a_u = _first_unvisited(order, idx)
-            score = float(prior[a_u]) * math.exp(sig_u - top) * norm
+            score = float(prior[a_u]) * (math.exp(sig_u - top) * norm + floor)
             if score > best_score or (score == best_score and a_u < best):
                 best = a_u
         return best
@@ -220,8 +221,13 @@ class _Rules:
             if not all_legal:
                 x = np.where(legal, x, NEG)
             e = np.exp(x - _max(x))
-            # argmax of softmax(x) - n / (1 + total), scaled by e.sum() > 0 (the order is the same)
-            score = e - n * np.float32(float(_sum(e)) / (1 + total))
+            # argmax of softmax(x) - n / (1 + total), scaled by e.sum() > 0 (the order is the same);
+            # with a visit floor, softmax(x) -> (1 - floor) softmax(x) + floor P (P over ``legal``)
+            e_sum = float(_sum(e))
+            score = e - n * np.float32(e_sum / (1 + total))
+            if cfg.visit_floor > 0:
+                p_sum = float(_sum(prior, where=legal))
+                score = score - cfg.visit_floor * e + prior * np.float32(cfg.visit_floor * e_sum / max(p_sum, EPS))
             return int((score if all_legal else np.where(legal, score, -np.inf)).argmax())
         unvisited = node_mean if cfg.fpu is None else cfg.fpu
         q = np.where(n > 0, w / np.maximum(n, 1), unvisited)

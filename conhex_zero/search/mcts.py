@@ -100,6 +100,14 @@ class SearchConfig:
     the prior; where the network is blind to a refutation (a prior of 0.001 on the one move that
     wins) more simulations only deepen the refuted line. A floor keeps every reply within reach, so
     both sides search with comparable breadth (``benchmarks/bench_convergence.py``)."""
+    visit_floor: float = 0.0
+    """Gumbel, below the root: the weight of the prior in the distribution that the in-tree rule
+    matches visits to, (1 - visit_floor) * pi' + visit_floor * P (0: Gumbel MuZero's rule, pi'
+    alone). pi' = softmax(logits + sigma) sharpens as sigma's scale (c_visit + max N) * c_scale grows,
+    so a move whose completed Q sits a little below the favourite's is never tried once a node has a
+    few hundred visits, however wrong the favourite's value: the search does not converge. With a
+    floor every move keeps at least about visit_floor * P(a) of its node's visits, so every move is
+    searched as simulations grow (``benchmarks/bench_convergence.py``; docs/analysis.md)."""
     pv_depth: int = 8
     """Moves of principal variation reported."""
     cuda_graphs: bool = False
@@ -128,6 +136,8 @@ class SearchConfig:
             raise ValueError("leaves_per_call must be at least 1")
         if not 0.0 <= self.prior_mix <= 1.0:
             raise ValueError(f"prior_mix {self.prior_mix}: expected a weight in [0, 1]")
+        if not 0.0 <= self.visit_floor <= 1.0:
+            raise ValueError(f"visit_floor {self.visit_floor}: expected a weight in [0, 1]")
 
 
 @dataclass
@@ -292,7 +302,7 @@ class _Search:
             raw = self.tree.raw_value.view(-1).index_select(0, flat)
             sigma = rules.sigma_completed_q(n, w, prior, legal, raw, cfg.c_visit, cfg.c_scale, cfg.q_range == "fixed",
                                             cfg.q_min_spread)
-            action = rules.gumbel_interior(logits, legal, sigma, n)
+            action = rules.gumbel_interior(logits, legal, sigma, n, cfg.visit_floor)
         else:
             if cfg.fpu is None:
                 unvisited = (self.value_sum.index_select(0, flat) / self.visits.index_select(0, flat).clamp(min=1))[:, None]

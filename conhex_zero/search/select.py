@@ -10,7 +10,8 @@
   that makes the in-tree rule follow noise down a single line (measured in
   ``benchmarks/bench_convergence.py``). At the root, sequential halving
   picks among the actions with the scheduled visit count by g + logits + sigma; inside the tree,
-  argmax(pi' - N / (1 + sum N)) with pi' = softmax(logits + sigma).
+  argmax(pi' - N / (1 + sum N)) with pi' = softmax(logits + sigma), or with a floor of the prior
+  under pi' (``visit_floor``: (1 - f) pi' + f P), which keeps every move searched as N grows.
 
 Illegal actions never win an argmax; a row without legal actions returns action 0 (such rows
 belong to terminal or scratch nodes, which a descent never leaves from).
@@ -60,9 +61,12 @@ def gumbel_root(gumbel: Tensor, logits: Tensor, legal: Tensor, sigma: Tensor, n:
     return torch.where(pick.amax(1) > -INF, pick.argmax(1), score.argmax(1))
 
 
-def gumbel_interior(prior_logits: Tensor, legal: Tensor, sigma: Tensor, n: Tensor) -> Tensor:
-    """``[R]`` argmax over legal actions of softmax(logits + sigma) - N / (1 + sum N)."""
+def gumbel_interior(prior_logits: Tensor, legal: Tensor, sigma: Tensor, n: Tensor, visit_floor: float = 0.0) -> Tensor:
+    """``[R]`` argmax over legal actions of pi' - N / (1 + sum N), pi' = softmax(logits + sigma)
+    mixed with the prior softmax(logits) by ``visit_floor``."""
     improved = masked_softmax(prior_logits + sigma, legal)
+    if visit_floor > 0:
+        improved = (1 - visit_floor) * improved + visit_floor * masked_softmax(prior_logits, legal)
     score = improved - n / (1 + n.sum(1, keepdim=True))
     return torch.where(legal, score, -INF).argmax(1)
 
