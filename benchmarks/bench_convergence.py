@@ -1,7 +1,9 @@
 """Does the search converge to the truth? Sign agreement with the exact solver versus simulations.
 
-    python benchmarks/bench_convergence.py --game hex-4 --positions 400
-    python benchmarks/bench_convergence.py --game hex-5 --positions 500 --sims 16 64 256 1024 3200
+    python benchmarks/bench_convergence.py --game hex-4 --positions 400     # every variant, ~45 min
+    python benchmarks/bench_convergence.py --game hex-4 --positions 2000 --networks shipped --configs play analysis
+    python benchmarks/bench_convergence.py --game hex-5 --positions 2000 --sims 16 64 256 1024 3200 \
+        --networks shipped --configs play analysis                           # about 35 min per setting
 
 Distinct random positions at every stage of a Hex 4x4 or 5x5 game (uniformly random play of 0 .. H -
 2 plies, running positions only, no two equal up to the board's symmetry) are solved exactly
