@@ -69,6 +69,10 @@ def test_a_floor_of_zero_is_gumbels_rule():
     n = torch.randint(0, 30, (5, 7), generator=torch.Generator().manual_seed(2)).float() * legal
     sigma = torch.rand(5, 7, generator=torch.Generator().manual_seed(3)) * 20
     assert torch.equal(rules.gumbel_interior(logits, legal, sigma, n, 0.0), rules.gumbel_interior(logits, legal, sigma, n))
+    improved = rules.masked_softmax(logits + sigma, legal)  # Gumbel MuZero's rule, written out
+    expected = torch.where(legal, improved - n / (1 + n.sum(1, keepdim=True)), -float("inf")).argmax(1)
+    assert torch.equal(rules.gumbel_interior(logits, legal, sigma, n, 0.0), expected)
+    assert not torch.equal(rules.gumbel_interior(logits, legal, sigma, n, 1.0), expected)  # the floor acts
     with pytest.raises(ValueError, match="visit_floor"):
         SearchConfig(visit_floor=1.5)
 
