@@ -143,6 +143,37 @@ def test_a_kept_subtree_is_the_part_of_the_tree_it_was_cut_from():
     assert float(more.visit_counts[0].sum()) == float(kept.edge_visits[0].sum()) + 300
 
 
+def test_a_kept_tree_starts_with_full_batches():
+    """A fresh tree starts with one leaf per network call and grows its batches with its
+    simulations (``RAMP``); a kept tree has grown already, so its first batch is full."""
+    env = VecEnv("hex-5")
+    gs = GameSearch(env, NetworkEvaluator(load_checkpoint(HEX5).model, env), play_config(400, leaves_per_call=16),
+                    lean_max_batch=1)
+    calls: list[int] = []
+    recurrent = gs.lean.recurrent_fn
+
+    def counted(state, action):
+        calls.append(int(action.shape[0]))
+        return recurrent(state, action)
+
+    gs.lean.recurrent_fn = counted
+    state = env.initial_state(1)
+    out = gs.run(state, rng.make_keys(0, 1))
+    assert calls[:4] == [1, 1, 1, 1]  # one leaf at a time while the tree is small
+    first = int(out.action[0])
+    tree = out.lean_trees[0]
+    child = int(tree.children[0, first])
+    reply = int(np.argmax(tree.edge_visits[child if child >= 0 else -2 - child]))
+    kept = subtree(tree, [first, reply])
+    assert kept is not None and kept.edge_visits[0].sum() >= 2 * 16  # grown past the ramp
+    after = env.step(env.step(state, torch.tensor([first])), torch.tensor([reply]))
+    fresh_calls = len(calls)
+    calls.clear()
+    gs.run(after, rng.make_keys(1, 1), keep=[kept])
+    assert calls[0] > 1  # 16 descents; fewer leaves where descents meet or end on proven moves
+    assert len(calls) <= 400 // 16 + 1 < fresh_calls
+
+
 def test_a_player_continues_its_tree_from_one_move_to_the_next():
     """A checkpoint player's next search of a game starts from the subtree it had already grown
     there: its root visits include the carried ones."""

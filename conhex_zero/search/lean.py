@@ -112,6 +112,33 @@ def _first_unvisited(order: list[int], visited: list[int]) -> int:
     return next(a for a in order if a not in seen)
 
 
+@dataclass
+class _Pending:
+    """A node row's edge visits and values with the virtual visits of a batch's pending descents
+    (copies of the tree's row, kept up to date as descents are added), and the count per edge."""
+
+    visits: np.ndarray  # [A] float32
+    value: np.ndarray  # [A] float32
+    counts: dict[int, int]
+
+
+def _add_virtual_visit(tree: LeanTree, pending: dict[int, _Pending], node: int, a: int) -> None:
+    """One more pending descent through edge ``a`` of ``node``: a visit at the edge's current mean
+    (a virtual visit, not a virtual loss): the rules' visit terms spread the batch's descents, while
+    no edge's value is misstated while its real value is on its way. The tree's own row does not
+    change until the batch's backups, so ``count`` pending visits read ``n + count`` and
+    ``w + count * w / n``."""
+    row = pending.get(node)
+    if row is None:
+        row = pending[node] = _Pending(tree.edge_visits[node].copy(), tree.edge_value[node].copy(), {})
+    count = row.counts.get(a, 0) + 1
+    row.counts[a] = count
+    n, w = tree.edge_visits[node, a], tree.edge_value[node, a]
+    q = w / n if n > 0 else 0.0
+    row.visits[a] = n + count
+    row.value[a] = w + count * q
+
+
 # The ufuncs' reductions without ndarray.sum/max's Python wrappers (a third of their cost here).
 _sum, _max, _min = np.add.reduce, np.maximum.reduce, np.minimum.reduce
 
@@ -277,12 +304,16 @@ class LeanSearch:
             self._root_order.append(_by_score(t.legal[0], base))
         self._schedule = [considered_visits(min(int(t.legal[0].sum()), cfg.max_considered), cfg.num_simulations)
                           for t in trees]
+        # Simulations the smallest tree carries from an earlier search (0 for a fresh one): a kept
+        # tree has grown already, so its batches need not start small.
+        carried = min(int(_sum(t.edge_visits[0])) for t in trees)
         done = 0
         while done < cfg.num_simulations and (deadline is None or done < 8 or time.perf_counter() < deadline) \
                 and (stop is None or done < 1 or not stop()):
             # Few leaves at a time while the tree is small (its first moves decide most), the full
-            # batch once it has grown: ``done // RAMP`` leaves, at least 1, at most leaves_per_call.
-            k = min(self.leaves_per_call, max(1, done // self.ramp), cfg.num_simulations - done)
+            # batch once it has grown: (its simulations) // RAMP leaves, at least 1, at most
+            # leaves_per_call.
+            k = min(self.leaves_per_call, max(1, (carried + done) // self.ramp), cfg.num_simulations - done)
             self._batch(trees, done, k)
             if on_simulation is not None:  # after the k-th simulation, for every k of the batch
                 for sim in range(done + 1, done + k + 1):
@@ -327,14 +358,13 @@ class LeanSearch:
     def _batch(self, trees: list[LeanTree], done: int, k: int) -> None:
         """``k`` descents per tree with virtual visits, one call for all new leaves, then backups."""
         descents = []  # (tree index, path [(node, action)])
-        pending: list[dict[int, dict[int, int]]] = [{} for _ in trees]  # per tree: node -> action -> visits
+        pending: list[dict[int, _Pending]] = [{} for _ in trees]  # per tree: node -> its row with virtual visits
         for b, tree in enumerate(trees):
             for j in range(k):
                 path = self._descend(tree, b, done + j, pending[b])
                 if j + 1 < k:
                     for node, a in path:
-                        row = pending[b].setdefault(node, {})
-                        row[a] = row.get(a, 0) + 1
+                        _add_virtual_visit(tree, pending[b], node, a)
                 descents.append((b, path))
         # New leaves: unexpanded leaf edges, each expanded once.
         expand: dict[tuple[int, int, int], int] = {}
@@ -365,18 +395,11 @@ class LeanSearch:
     def _row(self, tree: LeanTree, node: int, pending: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
         """Edge visits and values of ``node`` with the pending virtual visits, its selectable edges,
         and whether the selectable edges are all its legal ones."""
-        n = tree.edge_visits[node]
-        w = tree.edge_value[node]
         waiting = pending.get(node)
-        if waiting:
-            n, w = n.copy(), w.copy()
-            for a, count in waiting.items():
-                # A pending visit counts as a visit at the edge's current mean (a virtual visit,
-                # not a virtual loss): the rules' visit terms spread the batch's descents, while no
-                # edge's value is misstated while its real value is on its way.
-                q = w[a] / n[a] if n[a] > 0 else 0.0
-                n[a] += count
-                w[a] += count * q
+        if waiting is None:
+            n, w = tree.edge_visits[node], tree.edge_value[node]
+        else:
+            n, w = waiting.visits, waiting.value
         proofs = bool(tree.proven_edges[node])
         w, selectable = self.rules.proofs(n, w, tree.legal[node], tree.edge_proven[node], proofs)
         return n, w, selectable, not proofs
@@ -439,9 +462,10 @@ class LeanSearch:
         order = [i for b in sorted(by_tree) for i in by_tree[b]]  # the leaves grouped by tree
         edges = [edges[i] for i in order]
         device = self._device
-        parts = [tree_map(lambda store, b=b: store.index_select(0, torch.tensor(
-                     [edges[i][1] for i in range(len(edges)) if edges[i][0] == b], device=device)),
-                          trees[b].embeddings) for b in sorted(by_tree)]
+        parts = []  # each tree's parent states
+        for b in sorted(by_tree):
+            index = torch.tensor([edges[i][1] for i in range(len(edges)) if edges[i][0] == b], device=device)
+            parts.append(tree_map(lambda store, index=index: store.index_select(0, index), trees[b].embeddings))
         parent = parts[0] if len(parts) == 1 else tree_map(lambda *xs: torch.cat(xs), *parts)
         actions = torch.tensor([a for _, _, a in edges], dtype=torch.long, device=device)
         out = self.recurrent_fn(parent, actions)
@@ -520,7 +544,12 @@ class LeanSearch:
             self._prove(tree, path)
 
     def _prove(self, tree: LeanTree, path: list[tuple[int, int]]) -> None:
-        """Proofs up the path: a node whose edges prove it passes its result to the edge above."""
+        """Proofs up the path: a node whose edges prove it passes its result to the edge above.
+        Only a proven edge can make its node proven: a path whose last edge has no proof changes
+        nothing (each edge's proof is checked by the descents that end on it)."""
+        node, a = path[-1]
+        if tree.edge_proven[node, a] == 0:
+            return
         for depth in range(len(path) - 1, -1, -1):
             node, _ = path[depth]
             if tree.proven[node] != 0:
