@@ -115,6 +115,17 @@ def test_bf16_autocast_on_cpu_gives_finite_close_outputs_and_trains():
     assert math.isfinite(last) and last < first
 
 
+def test_the_cpu_graph_carries_sparse_copies_of_its_blocks():
+    """On the CPU the inference path multiplies by sparse copies of the graph's blocks: the same
+    matrices; on another device there are none (dense products there)."""
+    graph = Encoder(VecEnv("conhex")).graph
+    assert graph.sparse is not None
+    for dense, sparse in zip((graph.from_cells, graph.cells_from_holes, graph.cells_from_sides), graph.sparse):
+        assert sparse.is_sparse and torch.equal(sparse.to_dense(), dense)
+    assert graph.sparse[0]._nnz() == int((graph.from_cells != 0).sum()) < graph.from_cells.numel() // 5
+    assert graph.to("meta").sparse is None and graph.to("cpu").sparse is not None
+
+
 @pytest.mark.parametrize("spec, batch", [("conhex", 1), ("conhex", 7), ("hex-5", 3), ("hex-11:swap", 2)])
 def test_inference_path_computes_the_training_paths_function(spec, batch):
     """Without gradients the blocks take their in-place path (``Block.infer_``): the same outputs

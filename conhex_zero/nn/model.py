@@ -11,7 +11,8 @@ types as dense matmuls by the blocks of the board's graph, see ``encode.Graph``,
 cell-side contacts) and the global mean are weighted per channel by learned gates and summed into
 m; then x += W2 GELU(W1 [y, m]). That is 6 h^2 multiply-adds per node and layer, plus about 70
 (ConHex) per node and channel for the aggregation. Every op runs in the compute dtype (bf16 under autocast) on CPU and
-CUDA alike; no sparse kernel is used.
+CUDA alike, with dense products; only the CPU's float32 inference path (``Block.infer_``) multiplies by
+sparse copies of the graph's blocks (``Graph.sparse``), a third of the dense products' time there.
 Models are named by size: ``l8h128`` = 8 blocks of width 128.
 """
 
@@ -91,8 +92,9 @@ class Block(nn.Module):
         and returns it (the caller owns ``x``). The same function up to float rounding (tested): the
         messages are written into one buffer with fused multiply-adds instead of summed and
         concatenated; the global term and W1's bias enter as one row per position ``[B, h]``; the
-        residual is accumulated into ``x`` by the last matmul. Every tensor is in the parameters'
-        dtype (no autocast). On a CPU the network runs 1.17-1.24 times as fast at 8-256 positions
+        residual is accumulated into ``x`` by the last matmul; on the CPU in float32 the aggregation
+        multiplies by the graph's sparse blocks. Every tensor is in the parameters' dtype (no
+        autocast). On a CPU the network runs 1.17-1.24 times as fast at 8-256 positions
         (docs/speed.md)."""
         N, B, h = x.shape
         H, C = graph.num_holes, graph.num_cells
@@ -100,17 +102,22 @@ class Block(nn.Module):
         g = self.gates  # [T + 2, h]
         holes, cells, sides = y[:H], y[H:H + C], y[H + C:]
 
-        def mean(block: Tensor, nodes: Tensor) -> Tensor:  # [R, K] @ [K, B*h] -> [R, B, h]
+        sparse = graph.sparse if graph.sparse is not None and y.dtype == torch.float32 else (None, None, None)
+
+        def mean(block: Tensor, nodes: Tensor, coo: Tensor | None) -> Tensor:  # [R, K] @ [K, B*h] -> [R, B, h]
+            flat = nodes.reshape(nodes.shape[0], B * h)
+            if coo is not None:  # the CPU's sparse copy of the block (``Graph.sparse``)
+                return torch.sparse.mm(coo, flat).view(block.shape[0], B, h)
             block = block if block.dtype == y.dtype else block.to(y.dtype)
-            return (block @ nodes.reshape(nodes.shape[0], B * h)).view(block.shape[0], B, h)
+            return (block @ flat).view(block.shape[0], B, h)
 
         m = torch.empty_like(y)  # [N, B, h]: the messages, written part by part
-        from_cells = mean(graph.from_cells, cells)  # [H + C + 4, B, h]
+        from_cells = mean(graph.from_cells, cells, sparse[0])  # [H + C + 4, B, h]
         torch.mul(from_cells[:H], g[0], out=m[:H])
         m_cells = m[H:H + C]
         torch.mul(from_cells[H:H + C], g[1], out=m_cells)
-        m_cells.addcmul_(mean(graph.cells_from_holes, holes), g[0])
-        m_cells.addcmul_(mean(graph.cells_from_sides, sides), g[2])
+        m_cells.addcmul_(mean(graph.cells_from_holes, holes, sparse[1]), g[0])
+        m_cells.addcmul_(mean(graph.cells_from_sides, sides, sparse[2]), g[2])
         m_cells.addcmul_(torch.bmm(contact_to_cells, sides.transpose(0, 1)).transpose(0, 1), g[3])  # [B, C, h] seen as [C, B, h]
         m_sides = m[H + C:]
         torch.mul(from_cells[H + C:], g[2], out=m_sides)
