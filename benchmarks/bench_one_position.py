@@ -73,13 +73,16 @@ def main(argv: list[str] | None = None) -> int:
         for name, (bench_args, code) in variants.items():
             r = bench_search(bench_args, threads, code)
             runs[name].append(r)
+            per_eval = (f", {r['evals_per_sim']:.2f} evaluations a simulation, {r['network_us_per_eval']:.0f} us each"
+                        if "evals_per_sim" in r else "")  # an earlier checkout's bench has no such keys
             print(f"[{repeat + 1}/{args.repeats}] {name:<22} {r['sims_per_s']:9.0f} simulations/s, "
-                  f"network {r['network_fraction']:.2f}", flush=True)
+                  f"network {r['network_fraction']:.2f}{per_eval}", flush=True)
     best = {name: max(rs, key=lambda r: r["sims_per_s"]) for name, rs in runs.items()}
     lean, batched = best["lean, batch 1"], best["batched, batch 1"]
     summary = {"lean_sims_per_s": lean["sims_per_s"], "batched_sims_per_s": batched["sims_per_s"],
                "speedup": lean["sims_per_s"] / batched["sims_per_s"],
-               "lean_network_fraction": lean["network_fraction"]}
+               "lean_network_fraction": lean["network_fraction"],
+               "lean_evals_per_sim": lean.get("evals_per_sim"), "lean_network_us_per_eval": lean.get("network_us_per_eval")}
     print(f"\nbatch 1, {args.sims} simulations: lean {lean['sims_per_s']:.0f}/s (network {lean['network_fraction']:.2f}), "
           f"batched {batched['sims_per_s']:.0f}/s: {summary['speedup']:.1f}x")
     if args.baseline is not None:

@@ -120,6 +120,17 @@ def test_bench_net_and_search_json(capsys):
     data = json.loads(out)
     assert code == 0 and data["sims_per_s"] > 0 and 0 < data["network_fraction"] < 1
     assert data["searches"] >= 1 and data["simulations"] == 4
+    # Evaluations are counted per position: the batched tree evaluates each position's root and
+    # one leaf a simulation; the lean tree only new leaves, several a network call.
+    code, out, _ = run(capsys, "bench", "search", "--game", "hex-4", "--model", "l1h8", "--batch", "4",
+                       "--sims", "16", "--seconds", "0.1", "--tree", "batched", "--json")
+    data = json.loads(out)
+    assert data["evals_per_sim"] == (1 + 16) / 16 and data["network_calls_per_s"] * 4 == data["evals_per_s"]
+    code, out, _ = run(capsys, "bench", "search", "--game", "conhex", "--model", "l1h8", "--batch", "1",
+                       "--sims", "64", "--seconds", "0.1", "--tree", "lean", "--json")
+    data = json.loads(out)
+    assert 0 < data["evals_per_sim"] < 1 and data["evals_per_s"] > data["network_calls_per_s"]
+    assert data["network_us_per_eval"] > 0
 
 
 def test_bench_rejects_bad_model_names(capsys):

@@ -86,6 +86,7 @@ class NetworkEvaluator:
         self.autocast = autocast and env.device.type == "cuda"
         self.forward = torch.compile(self.model) if compile else self.model
         self.timer = timer
+        self.evaluated = 0  # positions evaluated so far (benchmarks read it)
 
     def __call__(self, state: State, legal: Tensor | None = None, wins: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """``legal`` ``[B, A]`` and ``wins`` ``[B, 2, H]`` (``Tactics.winning_moves_both``): the
@@ -94,6 +95,7 @@ class NetworkEvaluator:
         ctx = (torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False) if self.autocast
                else contextlib.nullcontext())
         legal = self.env.legal_mask(state) if legal is None else legal
+        self.evaluated += state.batch_size
         encoded = self.encoder(state, legal, wins)
         with torch.no_grad(), ctx, (self.timer() if self.timer else contextlib.nullcontext()):
             logits, value, _ = self.forward(encoded, self.encoder.graph)

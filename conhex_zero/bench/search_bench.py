@@ -86,8 +86,11 @@ def bench_network(game: str, model: str, batch: int, device: str = "cpu", second
 def bench_search(game: str, model: str, batch: int, simulations: int = 64, device: str = "cpu",
                  scheme: str = "gumbel", seconds: float = 3.0, threads: int | None = None, tree: str = "auto") -> dict:
     """Simulations per second of full searches (the players' search settings), and the share of
-    time spent in the network. ``tree``: ``auto`` (as players: the lean search up to
-    ``LEAN_MAX_BATCH`` positions, the batched one above), ``lean`` or ``batched``."""
+    time spent in the network. ``evals_per_s``: positions the network evaluated per second (the
+    lean search evaluates only new leaves, several per call, so fewer than one per simulation:
+    ``evals_per_sim``); ``network_us_per_eval``: the network's time per evaluated position.
+    ``tree``: ``auto`` (as players: the lean search up to ``LEAN_MAX_BATCH`` positions, the batched
+    one above), ``lean`` or ``batched``."""
     env = VecEnv(game, device=device)
     lean_max = {"auto": LEAN_MAX_BATCH, "lean": max(batch, 1), "batched": 0}[tree]
     with torch_threads(threads):
@@ -98,6 +101,7 @@ def bench_search(game: str, model: str, batch: int, simulations: int = 64, devic
         gs.run(state[: min(batch, 8)], rng.make_keys(0, min(batch, 8), device=env.device))  # warm up
         synchronize(env.device)
         timer.reset()
+        evaluator.evaluated = 0
         searches, start = 0, time.perf_counter()
         while searches < 1 or time.perf_counter() - start < seconds:
             gs.run(state, rng.make_keys(searches * batch, batch, device=env.device))
@@ -111,6 +115,8 @@ def bench_search(game: str, model: str, batch: int, simulations: int = 64, devic
             "scheme": scheme, "tree": "lean" if batch <= lean_max else "batched", "device": str(env.device), "threads": used,
             "searches": searches,
             "seconds": round(elapsed, 3), "sims_per_s": sims / elapsed,
-            "positions_per_s": searches * batch / elapsed, "evals_per_s": timer.calls * batch / elapsed,
+            "positions_per_s": searches * batch / elapsed, "evals_per_s": evaluator.evaluated / elapsed,
+            "evals_per_sim": evaluator.evaluated / sims, "network_calls_per_s": timer.calls / elapsed,
+            "network_us_per_eval": 1e6 * network / max(evaluator.evaluated, 1),
             "network_fraction": network / elapsed, "torch": torch.__version__,
             "allocator_tuned": allocator._applied}

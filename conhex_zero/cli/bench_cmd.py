@@ -121,7 +121,8 @@ def run_search(args: argparse.Namespace) -> int:
         print(f"{r['scheme']} search ({r['tree']} tree), {plural(r['simulations'], 'simulation')}, {r['model']} on "
               f"{r['game']}, batch {r['batch']}, "
               f"{r['device']} ({plural(r['threads'], 'thread')}): {r['sims_per_s']:,.0f} simulations/s, "
-              f"{r['positions_per_s']:,.1f} positions/s, network {100 * r['network_fraction']:.0f}% of the time")
+              f"{r['positions_per_s']:,.1f} positions/s, network {100 * r['network_fraction']:.0f}% of the time "
+              f"({r['evals_per_sim']:.2f} evaluations a simulation, {r['network_us_per_eval']:,.0f} us each)")
     return 0
 
 
