@@ -2,6 +2,9 @@
 
 import pytest
 import math
+import os
+import subprocess
+import sys
 
 import torch
 
@@ -124,6 +127,12 @@ def test_the_cpu_graph_carries_sparse_copies_of_its_blocks():
         assert sparse.is_sparse and torch.equal(sparse.to_dense(), dense)
     assert graph.sparse[0]._nnz() == int((graph.from_cells != 0).sum()) < graph.from_cells.numel() // 5
     assert graph.to("meta").sparse is None and graph.to("cpu").sparse is not None
+    # CONHEX_ZERO_HOST_READS=0 makes the CPU take every other device's path: dense products.
+    code = ("from conhex_zero.env.vec_env import VecEnv; from conhex_zero.nn.encode import Encoder; "
+            "print(Encoder(VecEnv('hex-4')).graph.sparse is None)")
+    env = {**os.environ, "CONHEX_ZERO_HOST_READS": "0"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "True", out.stderr
 
 
 @pytest.mark.parametrize("spec, batch", [("conhex", 1), ("conhex", 7), ("hex-5", 3), ("hex-11:swap", 2)])

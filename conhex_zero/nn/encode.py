@@ -15,6 +15,7 @@ equivariant. The same code serves ConHex and every Hex size.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import torch
@@ -26,6 +27,11 @@ from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.games.board import PLAYER_SIDES
 
 NUM_SIDES = 4
+
+SPARSE_DEVICES: tuple[str, ...] = () if os.environ.get("CONHEX_ZERO_HOST_READS") == "0" else ("cpu",)
+"""Device types whose graphs carry sparse copies of their blocks (``Graph.sparse``): the CPU.
+``CONHEX_ZERO_HOST_READS=0``, which makes the CPU take the path every other device takes (to count
+what a GPU would run, ``benchmarks/count_ops.py``), empties it too."""
 
 # Feature columns.
 IS_HOLE, IS_CELL, IS_SIDE = 0, 1, 2
@@ -57,8 +63,8 @@ class Graph:
     """On the CPU: the three blocks again as sparse COO float32 tensors, for the network's
     inference path (``Block.infer_``). About 9% of their entries are edges, and a sparse product
     takes a third of the dense one's time from 4 positions up (ConHex, one thread: 133 against
-    410 us a block at 32 positions). None on other devices: a CUDA network keeps dense products,
-    which bf16 autocast and CUDA graphs take."""
+    410 us a block at 32 positions). None on other devices (``SPARSE_DEVICES``): a CUDA network
+    keeps dense products, which bf16 autocast and CUDA graphs take."""
 
     @property
     def num_nodes(self) -> int:
@@ -74,7 +80,7 @@ class Graph:
         """A graph from its dense blocks, with their sparse copies where they are on the CPU."""
         blocks = (from_cells, cells_from_holes, cells_from_sides)
         sparse = None
-        if from_cells.device.type == "cpu":
+        if from_cells.device.type in SPARSE_DEVICES:
             sparse = tuple(b.float().to_sparse().coalesce() for b in blocks)
         return Graph(*blocks, num_types, num_holes, num_cells, sparse)
 
