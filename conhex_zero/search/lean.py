@@ -269,6 +269,7 @@ class LeanSearch:
         self.recurrent_fn, self.config = recurrent_fn, config
         self.leaves_per_call = max(1, config.leaves_per_call)
         self.ramp = RAMP
+        self.ramp_counts_carried = True  # a kept tree's carried simulations count toward the ramp (False: A/B)
         self.rules = _Rules(config)
 
     # ----------------------------------------------------------------- run
@@ -306,7 +307,7 @@ class LeanSearch:
                           for t in trees]
         # Simulations the smallest tree carries from an earlier search (0 for a fresh one): a kept
         # tree has grown already, so its batches need not start small.
-        carried = min(int(_sum(t.edge_visits[0])) for t in trees)
+        carried = min(int(_sum(t.edge_visits[0])) for t in trees) if self.ramp_counts_carried else 0
         done = 0
         while done < cfg.num_simulations and (deadline is None or done < 8 or time.perf_counter() < deadline) \
                 and (stop is None or done < 1 or not stop()):
