@@ -124,7 +124,8 @@ def test_the_cpu_graph_carries_sparse_copies_of_its_blocks():
     graph = Encoder(VecEnv("conhex")).graph
     assert graph.sparse is not None
     for dense, sparse in zip((graph.from_cells, graph.cells_from_holes, graph.cells_from_sides), graph.sparse):
-        assert sparse.is_sparse and torch.equal(sparse.to_dense(), dense)
+        assert sparse.is_sparse and sparse.is_coalesced() and torch.equal(sparse.to_dense(), dense)
+        assert torch.equal(sparse.coalesce().indices(), sparse.indices())
     assert graph.sparse[0]._nnz() == int((graph.from_cells != 0).sum()) < graph.from_cells.numel() // 5
     assert graph.to("meta").sparse is None and graph.to("cpu").sparse is not None
     # CONHEX_ZERO_HOST_READS=0 makes the CPU take every other device's path: dense products.

@@ -15,12 +15,13 @@ equivariant. The same code serves ConHex and every Hex size.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch import Tensor
 
+from conhex_zero import host_reads
 from conhex_zero.env.state import State
 from conhex_zero.env.tactics import Tactics
 from conhex_zero.env.vec_env import VecEnv
@@ -28,10 +29,6 @@ from conhex_zero.games.board import PLAYER_SIDES
 
 NUM_SIDES = 4
 
-SPARSE_DEVICES: tuple[str, ...] = () if os.environ.get("CONHEX_ZERO_HOST_READS") == "0" else ("cpu",)
-"""Device types whose graphs carry sparse copies of their blocks (``Graph.sparse``): the CPU.
-``CONHEX_ZERO_HOST_READS=0``, which makes the CPU take the path every other device takes (to count
-what a GPU would run, ``benchmarks/count_ops.py``), empties it too."""
 
 # Feature columns.
 IS_HOLE, IS_CELL, IS_SIDE = 0, 1, 2
@@ -63,8 +60,10 @@ class Graph:
     """On the CPU: the three blocks again as sparse COO float32 tensors, for the network's
     inference path (``Block.infer_``). About 9% of their entries are edges, and a sparse product
     takes a third of the dense one's time from 4 positions up (ConHex, one thread: 133 against
-    410 us a block at 32 positions). None on other devices (``SPARSE_DEVICES``): a CUDA network
-    keeps dense products, which bf16 autocast and CUDA graphs take."""
+    410 us a block at 32 positions). None on other devices: a CUDA network keeps dense products,
+    which bf16 autocast and CUDA graphs take; and none where the CPU takes every other device's path
+    (``CONHEX_ZERO_HOST_READS=0``, ``host_reads.HOST_READ_DEVICES`` empty: to count what a GPU
+    would run, ``benchmarks/count_ops.py``)."""
 
     @property
     def num_nodes(self) -> int:
@@ -80,9 +79,19 @@ class Graph:
         """A graph from its dense blocks, with their sparse copies where they are on the CPU."""
         blocks = (from_cells, cells_from_holes, cells_from_sides)
         sparse = None
-        if from_cells.device.type in SPARSE_DEVICES:
-            sparse = tuple(b.float().to_sparse().coalesce() for b in blocks)
+        if from_cells.device.type in host_reads.HOST_READ_DEVICES:  # the CPU, unless told to take the GPU's path
+            sparse = tuple(_sparse_copy(b) for b in blocks)
         return Graph(*blocks, num_types, num_holes, num_cells, sparse)
+
+
+def _sparse_copy(block: Tensor) -> Tensor:
+    """``block`` (on the CPU) as a coalesced sparse COO float32 tensor; its non-zero entries found
+    with NumPy, so that building it runs no ``aten::nonzero`` (a host read that ``count_ops`` counts)."""
+    dense = block.float().numpy()
+    rows, cols = np.nonzero(dense)
+    index = torch.from_numpy(np.stack([rows, cols]).astype(np.int64))
+    return torch.sparse_coo_tensor(index, torch.from_numpy(dense[rows, cols]), tuple(dense.shape),
+                                   is_coalesced=True, check_invariants=False)  # valid by construction (tested)
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,9 @@ class Block(nn.Module):
         g = self.gates  # [T + 2, h]
         holes, cells, sides = y[:H], y[H:H + C], y[H + C:]
 
-        sparse = graph.sparse if graph.sparse is not None and y.dtype == torch.float32 else (None, None, None)
+        # The CPU's sparse copies in eager float32 only: torch.compile cannot trace sparse tensors.
+        eager = graph.sparse is not None and y.dtype == torch.float32 and not torch.compiler.is_compiling()
+        sparse = graph.sparse if eager else (None, None, None)
 
         def mean(block: Tensor, nodes: Tensor, coo: Tensor | None) -> Tensor:  # [R, K] @ [K, B*h] -> [R, B, h]
             flat = nodes.reshape(nodes.shape[0], B * h)
