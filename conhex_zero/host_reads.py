@@ -21,7 +21,8 @@ from torch import Tensor
 
 HOST_READ_DEVICES: tuple[str, ...] = () if os.environ.get("CONHEX_ZERO_HOST_READS") == "0" else ("cpu",)
 """Device types on which a host read costs nothing. ``CONHEX_ZERO_HOST_READS=0`` in the environment
-empties it, so that the CPU takes the GPU's path (to count what a GPU would pay, for example)."""
+empties it, so that the CPU takes the GPU's path (to count what a GPU would pay, for example): the
+network's sparse products of the graph's blocks, a CPU-only path too, follow it (``encode.Graph``)."""
 
 
 _local = threading.local()
