@@ -29,7 +29,6 @@ from conhex_zero.games.board import PLAYER_SIDES
 
 NUM_SIDES = 4
 
-
 # Feature columns.
 IS_HOLE, IS_CELL, IS_SIDE = 0, 1, 2
 H_EMPTY, H_MINE, H_THEIRS, H_LEGAL, H_MY_WIN, H_THEIR_WIN, H_CELLS = 3, 4, 5, 6, 7, 8, 9
