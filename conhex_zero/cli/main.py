@@ -14,11 +14,11 @@ import sys
 from typing import Sequence
 
 from conhex_zero import __version__
-from conhex_zero.cli import (arena_cmd, average_cmd, bench_cmd, curve_cmd, gtp_cmd, ladder_cmd, openings_cmd, play_cmd,
-                             replay_cmd, report_cmd, rules_cmd, serve_cmd, train_cmd)
+from conhex_zero.cli import (arena_cmd, average_cmd, bench_cmd, curve_cmd, gtp_cmd, ladder_cmd, openings_cmd, piece_cmd,
+                             play_cmd, replay_cmd, report_cmd, rules_cmd, serve_cmd, train_cmd)
 from conhex_zero.cli.common import CliError, HelpFormatter, torch_threads
 
-COMMANDS = (train_cmd, average_cmd, arena_cmd, ladder_cmd, curve_cmd, rules_cmd, replay_cmd, openings_cmd, report_cmd,
+COMMANDS = (train_cmd, piece_cmd, average_cmd, arena_cmd, ladder_cmd, curve_cmd, rules_cmd, replay_cmd, openings_cmd, report_cmd,
             play_cmd, gtp_cmd, serve_cmd, bench_cmd)
 
 DESCRIPTION = """\
@@ -42,7 +42,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    # key=value overrides may stand anywhere among a command's options (argparse takes positionals
+    # only in one run): the rest of what was not understood is an error, as parse_args would say.
+    stray = [a for a in extra if not (hasattr(args, "overrides") and "=" in a and not a.startswith("-"))]
+    if stray:
+        parser.error(f"unrecognized arguments: {' '.join(stray)}")
+    if extra:
+        args.overrides = list(args.overrides) + extra
     if args.command is None:
         parser.print_help()
         return 2
@@ -72,7 +79,7 @@ def run_command(name: str, fn, args: argparse.Namespace) -> int:
     from conhex_zero.env.allocator import keep_freed_memory
 
     keep_freed_memory()
-    threads = getattr(args, "threads", None) if name not in ("train", "bench") else None
+    threads = getattr(args, "threads", None) if name not in ("train", "piece", "bench") else None
     try:
         with torch_threads(threads):
             return int(fn(args) or 0)

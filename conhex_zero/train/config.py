@@ -401,5 +401,26 @@ def validate(c: TrainConfig) -> None:
                 make_player(ref, env)
             except PlayerSpecError as err:
                 raise ConfigError(f"eval.references: {err}") from None
+        elif not ref.endswith(".pt"):
+            raise ConfigError(f"eval.references: {ref[:80]!r} is not a fixed reference (random, mcts-rollout:K, or "
+                              f"a checkpoint file CKPT.pt)")
         else:
-            raise ConfigError(f"eval.references: {ref!r} is not a fixed reference (random, mcts-rollout:K)")
+            _check_reference_checkpoint(ref, game.spec)
+    stems = [Path(ref).stem for ref in c.eval.references if ref.endswith(".pt")]
+    if len(set(stems)) != len(stems):
+        raise ConfigError("eval.references: two checkpoint references share a file name (their metrics would clash)")
+
+
+def _check_reference_checkpoint(ref: str, game: str) -> None:
+    """A checkpoint named as a fixed reference exists, loads, and was trained on the run's game (of
+    any network size)."""
+    from conhex_zero.nn.checkpoint import CheckpointError, load_checkpoint
+
+    if not Path(ref).is_file():
+        raise ConfigError(f"eval.references: no checkpoint file at {ref[:200]}")
+    try:
+        trained_on = load_checkpoint(ref).game
+    except CheckpointError as err:
+        raise ConfigError(f"eval.references: {err}") from None
+    if trained_on != game:
+        raise ConfigError(f"eval.references: {ref} was trained on {trained_on}; this run trains {game}")

@@ -1,7 +1,8 @@
 """Evaluation of training checkpoints through the run's Elo ladder.
 
-Each evaluated checkpoint plays the fixed references (random, rollout-MCTS: their strength never
-moves), its predecessor, and the ``eval.neighbours`` earlier checkpoints rated nearest to it (so a
+Each evaluated checkpoint plays the fixed references (random, rollout-MCTS, or a checkpoint file
+such as the shipped model a run must beat: their strength never moves; a checkpoint reference
+searches with ``eval.sims`` like the network), its predecessor, and the ``eval.neighbours`` earlier checkpoints rated nearest to it (so a
 checkpoint is measured against several opponents, not only the last one). Games come in
 colour-exchanged pairs over distinct random openings (at least ``eval.opening_plies`` moves, longer
 when the board has too few; see ``agents.match_openings``), so they are distinct games even between
@@ -47,6 +48,27 @@ def _win_rate_metrics(key: str, result) -> dict[str, float]:
             f"{key}/distinct_games": float(result.distinct_games)}
 
 
+def is_checkpoint_reference(ref: str) -> bool:
+    """A reference that names a checkpoint file (random and mcts-rollout:K are built-in players)."""
+    return ref != "random" and not ref.startswith("mcts-rollout")
+
+
+def reference_key(ref: str) -> str:
+    """The metrics key of a reference: ``eval/vs_mcts-rollout_200``, ``eval/vs_conhex-l4h64`` (a
+    checkpoint by its file's stem)."""
+    name = Path(ref).stem if is_checkpoint_reference(ref) else ref
+    return f"eval/vs_{name.replace(':', '_')}"
+
+
+def reference_player(ref: str, env: VecEnv, sims: int, seed: int):
+    """The player of a fixed reference; a checkpoint searches with ``sims`` simulations, named by
+    its path as written in the config (the ladder's name for it)."""
+    if not is_checkpoint_reference(ref):
+        return make_player(ref, env, seed=seed)
+    model = load_checkpoint(ref, env.device).model
+    return network_player(env, model, sims, seed, name=ref)
+
+
 def evaluate(env: VecEnv, model: GraphNet, previous: tuple[str, GraphNet] | None, config: EvalConfig,
              run_path: Path, name: str, info: dict, seed: int, progress: bool = True) -> tuple[dict, str | None]:
     """Play the checkpoint ``name`` against its opponents, record everything in the ladder.
@@ -70,7 +92,7 @@ def evaluate(env: VecEnv, model: GraphNet, previous: tuple[str, GraphNet] | None
 
     for ref in config.references:
         if config.games:
-            play(make_player(ref, env, seed=seed + 2), config.games, f"eval/vs_{ref.replace(':', '_')}")
+            play(reference_player(ref, env, config.sims, seed + 2), config.games, reference_key(ref))
     if previous is not None and config.previous_games:
         prev_name, prev_model = previous
         play(network_player(env, prev_model, config.sims, seed + 1, name=prev_name), config.previous_games,

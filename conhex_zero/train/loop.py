@@ -22,6 +22,7 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import torch
 
@@ -56,6 +57,17 @@ class _Where:
 
 
 @dataclass
+class Hooks:
+    """Ways for a caller (a training piece, ``piece.py``) to steer the loop from outside."""
+    stop_now: Callable[[int], bool] | None = None
+    """Asked (on rank 0) when an iteration's training has finished, with its number: True makes it
+    this session's last iteration (evaluated and saved)."""
+    after_save: Callable[[int, bool], None] | None = None
+    """Called (on rank 0) after each saved training state, with its iteration and whether that
+    iteration was evaluated (a checkpoint written)."""
+
+
+@dataclass
 class TrainResult:
     run_dir: Path
     iterations: int
@@ -81,13 +93,14 @@ class TrainingDiverged(ValueError):
 
 
 def check_resumable(saved: dict, config: TrainConfig, log) -> None:
-    """A resumed run must keep its game and network; differences that break exactness are noted."""
+    """A resumed run must keep its game and network (and, unless its state is carried without games
+    in progress, the number of games it plays at once); differences that break exactness are noted."""
     before = saved["config"]
     for key in ("game", "model"):
         if before.get(key) != getattr(config, key):
             raise TrainStateError(f"the run was trained with {key}={before.get(key)}; it cannot resume with "
                              f"{key}={getattr(config, key)} (start a new run instead)")
-    if before.get("selfplay", {}).get("games") != config.selfplay.games:
+    if not saved.get("carried") and before.get("selfplay", {}).get("games") != config.selfplay.games:
         raise TrainStateError(f"the run plays selfplay.games={before.get('selfplay', {}).get('games')} at once; it cannot "
                          f"resume with selfplay.games={config.selfplay.games}")
     threads = saved.get("threads")
@@ -196,9 +209,11 @@ def _local_state(run: RunDir, saved: dict, ctx: Context, log) -> dict | None:
 
 
 def train(config: TrainConfig, run_dir: str | Path, resume: bool = False, progress: bool = True,
-          log=print, stop_after: int | None = None) -> TrainResult:
+          log=print, stop_after: int | None = None, hooks: Hooks | None = None) -> TrainResult:
     """Run (or resume) training in ``run_dir``; ``stop_after`` ends this session after that many
-    iterations with a checkpoint (the run can be resumed as if it had never stopped).
+    iterations with a checkpoint (the run can be resumed as if it had never stopped). A carried
+    state (``carry.py``: no replay, no games in progress) resumes with fresh games and an empty
+    replay; ``hooks`` let a caller stop the session and act on each save.
 
     Under torchrun every process calls this (and joins the job if the caller has not yet)."""
     keep_freed_memory()
@@ -209,7 +224,7 @@ def train(config: TrainConfig, run_dir: str | Path, resume: bool = False, progre
     lock = _take_run(RunDir(run_dir), ctx, log)
     where = _Where()
     try:
-        result = _train(ctx, config, run_dir, resume, progress, log, stop_after, where)
+        result = _train(ctx, config, run_dir, resume, progress, log, stop_after, where, hooks or Hooks())
     except KeyboardInterrupt:  # Ctrl-C, kill -INT: say where a resume continues
         raise TrainingInterrupted(RunDir(run_dir).path, where.iteration, where.completed, where.saved,
                                   config.eval.every, config.iterations, resuming=resume,
@@ -241,7 +256,7 @@ def _take_run(run: RunDir, ctx: Context, log) -> RunLock | None:
 
 
 def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool, progress: bool, log,
-           stop_after: int | None, where: _Where) -> TrainResult:
+           stop_after: int | None, where: _Where, hooks: Hooks) -> TrainResult:
     main = ctx.is_main
     if not main:  # rank 0 alone reports
         progress, log = False, _silent
@@ -270,7 +285,8 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
         check_resumable(saved, config, log)
         check_shared(saved, run.state_file, model.state_dict(), learner.state_dict(), list(model.parameters()))
         shard_notes: list[str] = []  # logged after the schedule's note, in the order they happen
-        local = _local_state(run, saved, ctx, shard_notes.append)
+        carried = bool(saved.get("carried"))  # a piece's state: weights, optimiser, counters only
+        local = None if carried else _local_state(run, saved, ctx, shard_notes.append)
         if local is not None:
             check_local(local, run.state_file if local is saved else run.shard_path(saved["iteration"], ctx.rank),
                         int(saved["config"].get("replay", {}).get("capacity", ReplayConfig.capacity)),
@@ -294,10 +310,15 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
                 selfplay.load_state_dict(local["selfplay"], row_map)
                 if "learner_generator" in local:
                     learner.generator.set_state(local["learner_generator"])
-            else:  # a rank new to this run: fresh games (never the ones an earlier rank r played)
+            else:  # a carried state or a rank new to this run: fresh games (never ones played before)
                 fresh = distributed.rank_seed(config.seed, ctx.rank, start_iteration)
                 selfplay = SelfPlay(env, config.selfplay, evaluator, fresh)
                 learner.generator.manual_seed(fresh + 1)
+                if carried:
+                    replay.total_added = int(saved.get("positions", 0))  # the count goes on
+                    log(f"note: {run.state_file} is a carried state (no replay, no games in progress): the "
+                        f"replay refills from fresh games; training resumes once it holds "
+                        f"{plural(config.replay.min_size, 'position')}")
             if main and saved.get("previous") is not None:
                 previous = (saved["previous_name"], copy.deepcopy(model))
                 previous[1].load_state_dict(saved["previous"])
@@ -351,15 +372,18 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
         minutes = (elapsed_before + time.perf_counter() - started) / 60
         out_of_time = config.max_minutes > 0 and minutes >= config.max_minutes
         save_due = config.state_minutes > 0 and time.perf_counter() - last_save >= 60 * config.state_minutes
+        stopped = bool(main and hooks.stop_now is not None and hooks.stop_now(iteration))
         if ctx.enabled:  # rank 0's clock decides for all
-            parts = ctx.all_gather_object((tm, out_of_time, save_due), f"iteration {iteration}: the end of training")
-            tm, out_of_time, save_due = _merge_train_metrics([p[0] for p in parts]), parts[0][1], parts[0][2]
+            parts = ctx.all_gather_object((tm, out_of_time, save_due, stopped),
+                                          f"iteration {iteration}: the end of training")
+            tm = _merge_train_metrics([p[0] for p in parts])
+            out_of_time, save_due, stopped = parts[0][1], parts[0][2], parts[0][3]
         metrics = {"iteration": iteration, **sp.metrics(), **(tm if steps else {}),
                    "selfplay/total_games": games, "replay/size": size, "replay/total_added": added}
         if ctx.enabled:
             metrics["dist/world_size"] = ctx.world_size
         pause = stop_after is not None and iteration - start_iteration >= stop_after
-        last = iteration == config.iterations or out_of_time or pause
+        last = iteration == config.iterations or out_of_time or pause or stopped
         evaluate_now = iteration % config.eval.every == 0 or last
         if main and not evaluate_now:  # the iteration's line now (before a state_minutes state, as below)
             metrics["time/minutes"] = minutes
@@ -418,6 +442,8 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
                 run.remove_shards(iteration if ctx.enabled else None)
                 if evaluate_now:
                     previous = (name, copy.deepcopy(model))
+                if hooks.after_save is not None:
+                    hooks.after_save(iteration, evaluate_now)
             last_save = time.perf_counter()
         where.completed = iteration
         log(_summary(iteration, config.iterations, metrics, minutes))
@@ -426,6 +452,8 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
             break
         if pause and iteration < config.iterations:
             log(f"pausing after {plural(stop_after, 'iteration')}; continue with --resume {run.path}")
+            break
+        if stopped and iteration < config.iterations:
             break
     ctx.barrier("the end of the run")  # no rank leaves before rank 0's last training state is on disk
     if main:

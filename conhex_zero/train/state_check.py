@@ -186,6 +186,8 @@ def check_shared(saved: dict, path: Path, model_state: dict, learner: dict, para
         check_count(saved.get("games", 0), "games")
         check_like(saved.get("elapsed", 0.0), 0.0, "elapsed")
         check_count(saved.get("world_size", 1), "world_size", 1, 1 << 20)
+        check_count(saved.get("positions", 0), "positions")
+        check_like(saved.get("carried", False), False, "carried")
         if saved.get("previous") is not None:
             check_like(saved["previous"], model_state, "previous", finite=True)
             check_like(saved.get("previous_name"), "", "previous_name")

@@ -1,0 +1,124 @@
+"""``conhex-zero piece``: train one piece of a training line, continuing where the last one stopped.
+
+    conhex-zero piece LINE --config FILE [--minutes M] ...     start a line (its first piece)
+    conhex-zero piece LINE [--minutes M] [--out DIR] ...       continue it
+    conhex-zero piece LINE --list                              its pieces so far
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from conhex_zero.cli.common import CliError, check_output_dir, resolve_device
+
+EPILOG = """\
+A line (train/line.py) is a long training run kept in a small directory, for machines that are lent
+for minutes: each piece copies it into a scratch run directory (runs/pieces/), trains until its
+minutes are nearly up, ends with an evaluated checkpoint and writes the line back after every saved
+state: carry.pt (weights, optimiser and schedule position, counters), metrics.jsonl, ladder.jsonl,
+pieces.jsonl (one record per piece), checkpoints/iter_NNNN.pt (the piece's last) and
+logs/piece-NNN.log. The replay is not carried: each piece refills it from its own first self-play.
+
+examples:
+  conhex-zero piece runs/my-line --config configs/tiny.yaml --minutes 1     a new line, one minute
+  conhex-zero piece runs/my-line --minutes 1                                its next piece
+  conhex-zero piece checkpoints/lines/conhex-gpu --minutes 8.5 --out $OUT/line --commit SHA
+  conhex-zero piece checkpoints/lines/conhex-cpu --minutes 180 --device cpu   (in the background)
+  conhex-zero piece checkpoints/lines/conhex-gpu --list
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("piece", help="train one piece of a training line (continue a long run in pieces)",
+                       description="Train one piece of a training line: continue the line's run from its carried "
+                       "state for at most --minutes of wall time, end with an evaluated checkpoint, and write the "
+                       "line again (to --out, default the line itself).",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("line", metavar="LINE", help="the line directory (made by the first piece, with --config)")
+    p.add_argument("--config", metavar="FILE", help="start a new line with this config (only for its first piece)")
+    p.add_argument("--minutes", type=float, default=9.0, metavar="M",
+                   help="wall-clock minutes for the piece, evaluation and writing included (default 9; 0: no "
+                   "limit, until the line's iterations or Ctrl-C)")
+    p.add_argument("--out", metavar="DIR", help="write the updated line here instead of into LINE (e.g. $OUT on a "
+                   "lent machine); its files are the line's, to copy over LINE")
+    p.add_argument("--run-dir", metavar="DIR", help="the scratch run directory (default runs/pieces/LINE-piece-NNN-TIME)")
+    p.add_argument("--device", help="cpu or cuda (overrides the line's device)")
+    p.add_argument("--commit", metavar="SHA", help="the commit to record when the code is not a git checkout")
+    p.add_argument("--threads", type=int, metavar="N", help="torch CPU threads (the override threads=N)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--list", action="store_true", help="print the line's pieces and stop")
+    p.add_argument("overrides", nargs="*", metavar="key=value",
+                   help="config overrides with dotted keys, e.g. optim.lr=5e-4 iterations=600")
+    p.set_defaults(run=run)
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Everything that can be checked before torch is imported."""
+    line = Path(args.line)
+    if line.exists() and not line.is_dir():
+        raise CliError(f"{args.line} is a file, not a line directory")
+    if args.list:
+        if not (line / "pieces.jsonl").is_file():
+            raise CliError(f"{args.line} has no pieces yet (no pieces.jsonl)")
+        return
+    import math
+
+    if not math.isfinite(args.minutes) or args.minutes < 0:
+        raise CliError("--minutes must be 0 (no limit) or a positive number of minutes")
+    if args.config and not Path(args.config).is_file():
+        raise CliError(f"config file {args.config} does not exist")
+    if not args.config and not (line / "carry.pt").is_file() and not (line / "line.yaml").is_file():
+        hint = "" if line.exists() else " (it does not exist)"
+        raise CliError(f"{args.line} holds no line{hint}: start one with --config FILE")
+    if args.out:
+        check_output_dir("--out", args.out)
+    check_output_dir("LINE", line)
+    if args.threads is not None and args.threads < 0:
+        raise CliError("--threads must be 0 (one per core) or more")
+
+
+def list_pieces(line: str) -> int:
+    from conhex_zero.train.line import Line
+
+    records = Line(line).pieces()
+    print(f"{'piece':>5} {'iterations':>11} {'device':<24} {'min':>5} {'games':>8} {'positions':>10} {'pos/s':>7} "
+          f"{'Elo':>10}  commit")
+    for r in records:
+        its = f"{r.get('first_iteration', '?')}-{r.get('last_iteration', '?')}"
+        elo = f"{r['elo']:.0f}±{r['elo_stderr']:.0f}" if r.get("elo") is not None else "-"
+        speed = r.get("selfplay_positions_per_s")
+        print(f"{r.get('piece', '?'):>5} {its:>11} {str(r.get('device', '?'))[:24]:<24} {r.get('minutes', 0):>5.1f} "
+              f"{r.get('games', 0):>8,} {r.get('positions', 0):>10,} {speed if speed is not None else '-':>7} "
+              f"{elo:>10}  {r.get('commit', '?')}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    _check_arguments(args)
+    if args.list:
+        return list_pieces(args.line)
+    from conhex_zero.train.config import ConfigError
+    from conhex_zero.train.line import LineError
+    from conhex_zero.train.loop import TrainingDiverged
+    from conhex_zero.train.piece import run_piece
+    from conhex_zero.train.run_dir import TrainStateError
+    from conhex_zero.train.run_lock import RunInUseError
+
+    overrides = list(args.overrides)
+    if args.threads is not None:
+        overrides.append(f"threads={args.threads}")
+    if args.device:
+        resolve_device(args.device)
+        overrides.append(f"device={args.device}")
+    try:
+        result = run_piece(args.line, config_file=args.config, overrides=overrides, minutes=args.minutes,
+                           out=args.out, run_dir=args.run_dir, commit=args.commit, progress=not args.quiet)
+    except (ConfigError, LineError, TrainStateError, TrainingDiverged, RunInUseError) as err:
+        raise CliError(str(err)) from None
+    if result.interrupted:
+        print(f"conhex-zero piece: interrupted; the line in {result.out} holds the piece's last saved state "
+              f"(run the same command to continue)", file=sys.stderr)
+        return 130
+    return 0
