@@ -348,7 +348,7 @@ def shrink_cli(args: list[str], cuda: bool = False, notes: list[str] | None = No
     name, at = subcommand(args)
     if not cuda:
         args = on_cpu(args, notes)
-        if name in ("train", "bench selfplay") and "--device" not in args:
+        if name in ("train", "piece", "bench selfplay") and "--device" not in args:
             args[at:at] = ["--device", "cpu"]
     for option, (value, add) in CLI_SHRINK.get(name, {}).items():
         if name in SEARCHING and option == "--sims" and "--seconds" not in args and not any(
@@ -363,6 +363,8 @@ def shrink_cli(args: list[str], cuda: bool = False, notes: list[str] | None = No
         args = set_size(args, SMALL_PICTURE, at)
     if name == "train":
         args = shrink_train(args, at)
+    if name == "piece" and "--list" not in args:
+        args = shrink_piece(args, at)
     if name == "bench selfplay":
         args = set_overrides(args, SELFPLAY_SMALL, add=True)
     return args
@@ -373,6 +375,13 @@ def shrink_train(args: list[str], at: int) -> list[str]:
     (a resumption keeps the stored config: only the keys it overrides are made small)."""
     args = set_option(args, "--stop-after", 1, True, at)
     return set_overrides(args, TRAIN_SMALL, add="--resume" not in args)
+
+
+def shrink_piece(args: list[str], at: int) -> list[str]:
+    """A piece of a line: one iteration on the CPU with the small config of TRAIN_SMALL (a carried
+    state may change any of those keys, the number of games included)."""
+    args = set_option(args, "--stop-after", 1, True, at)
+    return set_overrides(args, TRAIN_SMALL, add=True)
 
 
 def shrink_script(args: list[str], cuda: bool, notes: list[str]) -> list[str]:
@@ -506,6 +515,11 @@ def outputs(inv: Invocation) -> set[str]:
             found.add(value.rstrip("/"))
     if inv.stdout:
         found.add(inv.stdout)
+    name, at = subcommand(args) if inv.program in ("conhex-zero", "python-cli") else ("", 0)
+    if name == "piece" and "--list" not in args:  # a piece writes its line
+        line = next((w for w in args[at:] if not w.startswith("-") and "=" not in w), None)
+        if line is not None and "--out" not in args:
+            found.add(line.rstrip("/"))
     return found
 
 

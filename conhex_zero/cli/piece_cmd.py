@@ -22,11 +22,11 @@ pieces.jsonl (one record per piece), checkpoints/iter_NNNN.pt (the piece's last)
 logs/piece-NNN.log. The replay is not carried: each piece refills it from its own first self-play.
 
 examples:
-  conhex-zero piece runs/my-line --config configs/tiny.yaml --minutes 1     a new line, one minute
-  conhex-zero piece runs/my-line --minutes 1                                its next piece
-  conhex-zero piece checkpoints/lines/conhex-gpu --minutes 8.5 --out $OUT/line --commit SHA
-  conhex-zero piece checkpoints/lines/conhex-cpu --minutes 180 --device cpu   (in the background)
-  conhex-zero piece checkpoints/lines/conhex-gpu --list
+  conhex-zero piece runs/my-line --config configs/tiny.yaml --minutes 1  (a new line, one minute)
+  conhex-zero piece runs/my-line --minutes 1 iterations=6  (its next piece, three more iterations)
+  conhex-zero piece runs/my-line --list
+  conhex-zero piece checkpoints/lines/conhex-gpu --minutes 8.5 --out runs/out/line --commit 79285e4
+  conhex-zero piece checkpoints/lines/conhex-cpu --minutes 0 --device cpu  (until Ctrl-C)
 """
 
 
@@ -45,6 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "lent machine); its files are the line's, to copy over LINE")
     p.add_argument("--run-dir", metavar="DIR", help="the scratch run directory (default runs/pieces/LINE-piece-NNN-TIME)")
     p.add_argument("--device", help="cpu or cuda (overrides the line's device)")
+    p.add_argument("--stop-after", type=int, metavar="N", help="end the piece after at most N iterations")
     p.add_argument("--commit", metavar="SHA", help="the commit to record when the code is not a git checkout")
     p.add_argument("--threads", type=int, metavar="N", help="torch CPU threads (the override threads=N)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -60,8 +61,8 @@ def _check_arguments(args: argparse.Namespace) -> None:
     if line.exists() and not line.is_dir():
         raise CliError(f"{args.line} is a file, not a line directory")
     if args.list:
-        if not (line / "pieces.jsonl").is_file():
-            raise CliError(f"{args.line} has no pieces yet (no pieces.jsonl)")
+        if not any((line / name).is_file() for name in ("pieces.jsonl", "carry.pt", "line.yaml")):
+            raise CliError(f"{args.line} holds no line (no line.yaml, carry.pt or pieces.jsonl)")
         return
     import math
 
@@ -75,6 +76,8 @@ def _check_arguments(args: argparse.Namespace) -> None:
     if args.out:
         check_output_dir("--out", args.out)
     check_output_dir("LINE", line)
+    if args.stop_after is not None and args.stop_after < 1:
+        raise CliError("--stop-after must be at least 1")
     if args.threads is not None and args.threads < 0:
         raise CliError("--threads must be 0 (one per core) or more")
 
@@ -83,6 +86,9 @@ def list_pieces(line: str) -> int:
     from conhex_zero.train.line import Line
 
     records = Line(line).pieces()
+    if not records:
+        print(f"{line}: no pieces yet")
+        return 0
     print(f"{'piece':>5} {'iterations':>11} {'device':<24} {'min':>5} {'games':>8} {'positions':>10} {'pos/s':>7} "
           f"{'Elo':>10}  commit")
     for r in records:
@@ -114,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
         overrides.append(f"device={args.device}")
     try:
         result = run_piece(args.line, config_file=args.config, overrides=overrides, minutes=args.minutes,
-                           out=args.out, run_dir=args.run_dir, commit=args.commit, progress=not args.quiet)
+                           out=args.out, run_dir=args.run_dir, commit=args.commit, progress=not args.quiet,
+                           stop_after=args.stop_after)
     except (ConfigError, LineError, TrainStateError, TrainingDiverged, RunInUseError) as err:
         raise CliError(str(err)) from None
     if result.interrupted:

@@ -13,7 +13,8 @@ is written again (``Line.export``), with the piece's record:
     steps (optimiser steps), lr (at the end), selfplay_positions_per_s (median over the piece's
     iterations), selfplay_recorded_per_s, eval_seconds, elo and elo_stderr (the line's ladder,
     random = 0), scores ({reference: [score, low, high]} at the last evaluation), checkpoint,
-    stopped (null while it runs; "deadline", "complete", "interrupted")
+    stopped (null while it runs; "deadline", "complete" (the line's iterations), "stop-after",
+    "interrupted")
 
 What a piece loses against an uninterrupted run: the replay (a piece refills it from its own first
 self-play, with the current network: ``replay.min_size`` positions before training resumes, and
@@ -215,9 +216,11 @@ def piece_record(base: dict[str, Any], metrics: list[dict], first_iteration: int
 def run_piece(line_path: str | Path, *, config_file: str | None = None, overrides: list[str] | None = None,
               minutes: float = 9.0, out: str | Path | None = None, run_dir: str | Path | None = None,
               commit: str | None = None, progress: bool = True, log: Callable[[str], None] = print,
-              clock: Callable[[], float] = time.monotonic, install_signals: bool = True) -> PieceResult:
-    """Train one piece of the line at ``line_path`` for at most ``minutes`` of wall time and write
-    the line (to ``out``, default the line itself). ``config_file`` starts a new line."""
+              clock: Callable[[], float] = time.monotonic, install_signals: bool = True,
+              stop_after: int | None = None) -> PieceResult:
+    """Train one piece of the line at ``line_path`` for at most ``minutes`` of wall time (and at
+    most ``stop_after`` iterations) and write the line (to ``out``, default the line itself).
+    ``config_file`` starts a new line."""
     from conhex_zero.train.config import load_config
     from conhex_zero.train.loop import Hooks, train
     from conhex_zero.train.resume_config import resume_base
@@ -289,11 +292,16 @@ def run_piece(line_path: str | Path, *, config_file: str | None = None, override
               f"{run.path}; the line is written to {target.path}")
     interrupted = False
     try:
-        train(config, run.path, resume=started, progress=progress, log=piece_log,
-              hooks=Hooks(stop_now=deadline.stop_now, after_save=after_save))
+        result = train(config, run.path, resume=started, progress=progress, log=piece_log, stop_after=stop_after,
+                       hooks=Hooks(stop_now=deadline.stop_now, after_save=after_save))
     except KeyboardInterrupt:
         interrupted = True
-    stopped = "interrupted" if interrupted else ("deadline" if deadline.hit else "complete")
+    if interrupted:
+        stopped = "interrupted"
+    elif deadline.hit:
+        stopped = "deadline"
+    else:
+        stopped = "complete" if result.iterations >= config.iterations else "stop-after"
     if state["record"] is None:
         piece_log(f"piece {number} saved nothing: the line {target.path} is unchanged")
         return PieceResult(None, target.path, run.path, interrupted)

@@ -1,0 +1,210 @@
+"""Training lines in pieces (``train/line.py``, ``train/piece.py``, ``conhex-zero piece``): a piece
+continues where the last stopped (weights, optimiser and schedule position, counters, ladder),
+ends by its deadline with an evaluated checkpoint, writes a small line that fits what a lent
+machine can send back, keeps its last save when stopped, and records itself."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from conhex_zero.cli.main import main
+from conhex_zero.jsonl import read_jsonl
+from conhex_zero.nn.checkpoint import load_checkpoint
+from conhex_zero.train.config import ConfigError, load_config
+from conhex_zero.train.line import Line
+from conhex_zero.train.piece import Deadline, run_piece
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = ROOT / "configs" / "tiny.yaml"
+QUIET = dict(progress=False, log=lambda *_: None, install_signals=False)
+RECORD_KEYS = {"piece", "started", "device", "device_type", "torch", "commit", "minutes", "train_minutes",
+               "first_iteration", "last_iteration", "games", "positions", "steps", "lr", "selfplay_positions_per_s",
+               "elo", "elo_stderr", "scores", "checkpoint", "eval_seconds", "stopped"}
+
+
+def _steps(metrics: list[dict], iteration: int) -> int:
+    return next(int(m["train/steps"]) for m in metrics if m["iteration"] == iteration)
+
+
+def test_a_line_goes_on_piece_by_piece(tmp_path):
+    line = tmp_path / "line"
+    first = run_piece(line, config_file=str(TINY), minutes=5, run_dir=tmp_path / "r1", commit="abc123", **QUIET)
+    assert first.record["stopped"] == "complete" and first.record["last_iteration"] == 3
+    carry = Line(line).read_carry()
+    assert carry["iteration"] == 3 and carry["carried"] and "replay" not in carry and "selfplay" not in carry
+    steps_after_first = carry["learner"]["step"]
+    second = run_piece(line, overrides=["iterations=6"], minutes=5, run_dir=tmp_path / "r2", **QUIET)
+    rec = second.record
+    assert RECORD_KEYS <= set(rec) and rec["piece"] == 2 and rec["stopped"] == "complete"
+    assert (rec["first_iteration"], rec["last_iteration"]) == (4, 6) and rec["games"] > 0 and rec["positions"] == 144
+    carry = Line(line).read_carry()
+    metrics = read_jsonl(line / "metrics.jsonl")
+    assert [m["iteration"] for m in metrics] == [1, 2, 3, 4, 5, 6]
+    # the optimiser's step (the schedule's position) and the counters go on
+    assert carry["learner"]["step"] == _steps(metrics, 6) == steps_after_first + rec["steps"] and rec["steps"] > 0
+    assert carry["positions"] == 6 * 48 and carry["games"] == first.record["games"] + rec["games"]
+    records = Line(line).pieces()
+    assert [r["piece"] for r in records] == [1, 2] and records[0]["commit"] == "abc123"
+    assert records[1]["commit"] != "" and records[1]["torch"] == torch.__version__
+    assert sorted(p.name for p in Line(line).checkpoint_files()) == ["iter_0003.pt", "iter_0006.pt"]
+    players = {e["name"] for e in read_jsonl(line / "ladder.jsonl") if e["type"] == "player"}
+    assert {"iter_0003", "iter_0006", "random", "mcts-rollout:8"} <= players
+    # the second piece's first evaluation played the first piece's checkpoint (its predecessor)
+    results = [e for e in read_jsonl(line / "ladder.jsonl") if e["type"] == "result"]
+    assert any({e["first"], e["second"]} == {"iter_0003", "iter_0006"} for e in results)
+    assert (line / "logs" / "piece-002.log").read_text().count("iter ") >= 3
+    assert load_config(line / "line.yaml").iterations == 6
+
+
+def test_the_carried_weights_and_optimiser_are_what_the_next_piece_starts_from(tmp_path):
+    line = tmp_path / "line"
+    run_piece(line, config_file=str(TINY), minutes=5, run_dir=tmp_path / "r1", **QUIET)
+    before = Line(line).read_carry()
+    # the next piece refills a replay too large to fill in one iteration: it trains no step, so its
+    # evaluated weights and optimiser must be the carried ones exactly
+    run_piece(line, overrides=["iterations=4", "replay.min_size=1000"], minutes=5, run_dir=tmp_path / "r2", **QUIET)
+    after = Line(line).read_carry()
+    assert after["iteration"] == 4 and after["learner"]["step"] == before["learner"]["step"]
+    for name, tensor in before["model"].items():
+        assert torch.equal(tensor, after["model"][name]), name
+    evaluated = load_checkpoint(line / "checkpoints" / "iter_0004.pt").model.state_dict()
+    assert all(torch.equal(evaluated[k], before["model"][k]) for k in evaluated)
+    moments_before = before["learner"]["optimizer"]["state"]
+    moments_after = after["learner"]["optimizer"]["state"]
+    assert moments_before.keys() == moments_after.keys() and moments_before
+    for k in moments_before:
+        assert torch.equal(moments_before[k]["exp_avg_sq"], moments_after[k]["exp_avg_sq"])
+
+
+def test_a_piece_ends_by_its_deadline_with_an_evaluated_checkpoint(tmp_path):
+    line = tmp_path / "line"
+    ticks = iter(range(0, 10_000, 10))  # every reading of the clock: 10 s later
+    result = run_piece(line, config_file=str(TINY), overrides=["iterations=50", "eval.every=100"], minutes=3,
+                       run_dir=tmp_path / "r", clock=lambda: float(next(ticks)), **QUIET)
+    rec = result.record
+    assert rec["stopped"] == "deadline" and 1 <= rec["last_iteration"] < 50
+    assert rec["checkpoint"] == f"checkpoints/iter_{rec['last_iteration']:04d}.pt"
+    assert (line / rec["checkpoint"]).is_file() and rec["elo"] is not None
+
+
+def test_the_deadline_keeps_room_for_the_next_iteration_and_the_evaluation():
+    now = [0.0]
+    d = Deadline(600, eval_seconds=60, clock=lambda: now[0], margin=20)
+    now[0] = 100.0
+    assert not d.stop_now(1)  # an iteration took 100 s: 500 s left >= 100 + 60 + 20
+    now[0] = 150.0
+    d.saved(evaluated=True)  # an evaluation (and the line's writing) took 50 s
+    assert d.eval_seconds == 50
+    now[0] = 250.0
+    assert not d.stop_now(2)  # 100 s again (the evaluation not counted in it): 350 left >= 170
+    now[0] = 450.0
+    assert d.stop_now(3) and d.hit  # 200 s: 150 left < 200 + 50 + 20
+    unlimited = Deadline(0, eval_seconds=1e9, clock=lambda: now[0])
+    now[0] = 1e7
+    assert not unlimited.stop_now(1)
+
+
+def test_out_holds_a_few_small_files_that_continue_the_line(tmp_path):
+    line = tmp_path / "line"
+    run_piece(line, config_file=str(TINY), minutes=5, run_dir=tmp_path / "r1", **QUIET)
+    out = tmp_path / "out"
+    result = run_piece(line, overrides=["iterations=6"], minutes=5, out=out, run_dir=tmp_path / "r2", **QUIET)
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert len(files) <= 8 and all(p.stat().st_size <= 16 << 20 for p in files)
+    assert sorted(str(p.relative_to(out)) for p in files) == sorted([
+        "carry.pt", "line.yaml", "metrics.jsonl", "ladder.jsonl", "pieces.jsonl", "checkpoints/iter_0006.pt",
+        "logs/piece-002.log"])
+    assert Line(line).read_carry()["iteration"] == 3  # the line itself is untouched
+    for p in files:  # what a session does with the files a lent machine sent back
+        target = line / p.relative_to(out)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(p.read_bytes())
+    assert result.record["piece"] == 2
+    third = run_piece(line, overrides=["iterations=7"], minutes=5, run_dir=tmp_path / "r3", **QUIET)
+    assert (third.record["piece"], third.record["first_iteration"]) == (3, 7)
+
+
+def test_an_l6h96_conhex_piece_of_the_gpu_line_runs_shrunk_on_the_cpu(tmp_path):
+    """The GPU line's own config, on ConHex, shrunk to seconds: its piece command works end to end."""
+    line = tmp_path / "line"
+    shrink = ["device=cpu", "selfplay.compile=false", "selfplay.games=8", "selfplay.positions_per_iteration=32",
+              "selfplay.full_sims=4", "selfplay.cheap_sims=2", "replay.capacity=1000", "replay.min_size=32",
+              "optim.batch_size=16", "optim.warmup_steps=2", "eval.games=2", "eval.previous_games=2", "eval.sims=2",
+              "iterations=2"]
+    run_piece(line, config_file=str(ROOT / "configs" / "conhex-gpu-line.yaml"), overrides=shrink, minutes=5,
+              run_dir=tmp_path / "r", **QUIET)
+    carry = Line(line).read_carry()
+    assert carry["config"]["model"] == "l6h96" and carry["config"]["game"] == "conhex" and carry["iteration"] == 2
+    names = {e["name"] for e in read_jsonl(line / "ladder.jsonl") if e["type"] == "player"}
+    assert "checkpoints/conhex-l4h64.pt" in names  # the shipped model is a fixed reference of the line
+
+
+def test_a_piece_stopped_by_a_signal_keeps_its_last_save(tmp_path):
+    line = tmp_path / "line"
+    cmd = [sys.executable, "-m", "conhex_zero.cli.main", "piece", str(line), "--config", str(TINY), "--minutes", "0",
+           "--quiet", "--run-dir", str(tmp_path / "r"), "iterations=100000", "eval.every=2", "eval.games=0",
+           "eval.previous_games=0"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        deadline = time.monotonic() + 120
+        for text in proc.stdout:  # iteration 2 is saved (and the line written) before iteration 3 ends
+            if text.startswith("iter 3/") or time.monotonic() > deadline:
+                break
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err
+    carry = Line(line).read_carry()
+    record = Line(line).pieces()[-1]
+    assert carry["iteration"] >= 2 and carry["iteration"] % 2 == 0
+    assert record["stopped"] == "interrupted" and record["last_iteration"] == carry["iteration"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["piece", "{tmp}/none"], "holds no line (it does not exist): start one with --config FILE"),
+    (["piece", "{tmp}/none", "--config", "{tmp}/missing.yaml"], "config file {tmp}/missing.yaml does not exist"),
+    (["piece", "{tmp}/none", "--minutes", "-1", "--config", str(TINY)], "--minutes must be 0"),
+    (["piece", "{tmp}/none", "--list"], "holds no line (no line.yaml, carry.pt or pieces.jsonl)"),
+])
+def test_piece_errors_are_one_line(tmp_path, capsys, args, message):
+    assert main([a.replace("{tmp}", str(tmp_path)) for a in args]) == 2
+    err = capsys.readouterr().err
+    assert message.replace("{tmp}", str(tmp_path)) in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_begun_line_refuses_a_config_and_a_damaged_carry(tmp_path, capsys):
+    line = tmp_path / "line"
+    run_piece(line, config_file=str(TINY), minutes=5, run_dir=tmp_path / "r1", **QUIET)
+    assert main(["piece", str(line), "--config", str(TINY), "--quiet"]) == 2
+    assert "has begun (carry.pt)" in capsys.readouterr().err
+    assert main(["piece", str(line), "--quiet"]) == 2
+    assert "has run all its 3 iterations" in capsys.readouterr().err
+    data = bytearray((line / "carry.pt").read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    (line / "carry.pt").write_bytes(bytes(data))
+    assert main(["piece", str(line), "--quiet", "iterations=5", "--run-dir", str(tmp_path / "r2")]) == 2
+    err = capsys.readouterr().err
+    assert "carry.pt" in err and len(err.strip().splitlines()) == 1
+    assert main(["piece", str(line), "--list"]) == 0
+    assert "cpu" in capsys.readouterr().out
+
+
+def test_checkpoint_references_are_checked():
+    with pytest.raises(ConfigError, match="no checkpoint file at nope.pt"):
+        load_config(TINY, ["eval.references=[nope.pt]"])
+    with pytest.raises(ConfigError, match="was trained on conhex; this run trains hex-3"):
+        load_config(TINY, [f"eval.references=[{ROOT / 'checkpoints' / 'conhex-l4h64.pt'}]"])
+    c = load_config(TINY, ["game=hex-5", f"eval.references=[random, {ROOT / 'checkpoints' / 'hex5-l4h64.pt'}]"])
+    assert c.eval.references[1].endswith("hex5-l4h64.pt")
