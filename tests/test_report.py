@@ -86,7 +86,7 @@ def test_report_command_writes_markdown_and_pictures(tmp_path, capsys):
     assert (f"  mean game length: {sum(ns['lengths']) / 4:.1f} without the pie rule, {sum(ws['lengths']) / 4:.1f} "
             f"with it (pieces placed); 0 drawn games") in text
     assert "  most influential cells (the player holding one at the end won): " in text  # Hex: cells
-    assert "  strongest opening: " in text and " openings stable at 4 and 2 simulations" in text
+    assert "  strongest opening: " in text and " openings stable at 2 and 4 simulations" in text
 
 
 def test_report_command_errors(tmp_path, capsys):

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import asdict, dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
 
 import torch
 
@@ -85,7 +85,9 @@ class MoveAnalysis:
     compare_win_rate: float | None = None
     """The group's pooled win chance at ``compare_sims`` simulations (None: no comparison run)."""
     stable: bool = True
-    """Every search of the group, at both effort levels, on the same side of one half (or proven)."""
+    """Every search of the group, at every effort level, on the same side of one half (or proven)."""
+    efforts: dict[int, float] = field(default_factory=dict)
+    """The group's pooled win chance at every effort level searched: simulations -> win chance."""
 
 
 @dataclass
@@ -106,6 +108,8 @@ class PositionAnalysis:
     literature's solution of the openings, ``hex_openings.PUBLISHED_OPENINGS``) or None."""
     compare_sims: int = 0
     """The second effort level the stability check searched at (0: none)."""
+    efforts: list[int] = field(default_factory=list)
+    """Every effort level searched (simulations, ascending): ``sims`` and the comparison levels."""
 
     @property
     def stable_count(self) -> int:
@@ -136,9 +140,10 @@ class PositionAnalysis:
         return {
             "game": self.game, "checkpoint": self.checkpoint, "sims": self.sims, "repeats": self.repeats,
             "mover": self.mover, "truth_source": self.truth_source, "compare_sims": self.compare_sims,
-            "stable": self.stable_count,
+            "efforts": self.efforts, "stable": self.stable_count,
             "openings" if self.is_opening else "moves": [
-                {k: _rounded(asdict(m)[k]) for k in keys} for m in self.moves],
+                {**{k: _rounded(asdict(m)[k]) for k in keys},
+                 "efforts": {str(k): _rounded(v) for k, v in m.efforts.items()}} for m in self.moves],
         }
 
 
@@ -205,20 +210,29 @@ def _search_children(env: VecEnv, evaluator: NetworkEvaluator, batch: State, run
 def analyse_moves(env: VecEnv, state: State, checkpoint: Checkpoint, checkpoint_name: str = "",
                   sims: int = 200, repeats: int = 2, seed: int = 0, exact: HexSolver | None = None,
                   on_simulation: Callable[[int], None] | None = None,
-                  on_solved: Callable[[int], None] | None = None, compare_sims: int | None = None,
+                  on_solved: Callable[[int], None] | None = None, compare_sims: int | Sequence[int] | None = None,
                   search: str = "analysis") -> PositionAnalysis:
     """Analyse every legal move of ``state`` (a batch of one running game).
 
     ``search`` names the search settings (``search_configs.VARIANTS``; the analysis settings by
     default, others for comparison).
-    ``compare_sims`` (default ``sims // 2``; 0: none) is the second effort level of the stability
-    check. ``on_simulation(k)`` is called after each search simulation (both efforts, in order),
-    ``on_solved(k)`` after the exact solver has settled the k-th move (only with ``exact``)."""
+    ``compare_sims`` (default ``sims // 2``; 0: none; or several levels, e.g. ``(200, 800)`` beside
+    ``sims=3200``) are the other effort levels of the stability check. ``on_simulation(k)`` is
+    called after each search simulation (every effort, in order), ``on_solved(k)`` after the exact
+    solver has settled the k-th move (only with ``exact``)."""
     if state.batch_size != 1 or bool(state.done[0]):
         raise ValueError("analyse_moves needs one running game")
     if repeats < 1 or sims < 1:
         raise ValueError("sims and repeats must be at least 1")
-    compare_sims = max(1, sims // 2) if compare_sims is None else compare_sims
+    if compare_sims is None:
+        levels = [max(1, sims // 2)]
+    elif isinstance(compare_sims, int):
+        levels = [compare_sims] if compare_sims else []
+    else:
+        levels = [c for c in compare_sims if c]
+    if any(c < 1 for c in levels):
+        raise ValueError("compare_sims must be 0 (none) or positive")
+    compare_sims = levels[0] if levels else 0
     game = env.game
     mover = int(state.to_move[0])
     is_opening = int(state.ply[0]) == game.first_move_ply
@@ -241,9 +255,8 @@ def analyse_moves(env: VecEnv, state: State, checkpoint: Checkpoint, checkpoint_
     batch = State.cat([children[running]] * repeats) if len(running) else None
     values, visits, proven = _search_children(env, evaluator, batch, running, M, sims, repeats, seed, on_simulation,
                                               search)
-    if compare_sims:
-        compare, _, compare_proven = _search_children(env, evaluator, batch, running, M, compare_sims, repeats,
-                                                      seed + 7919, on_simulation, search)
+    others = [_search_children(env, evaluator, batch, running, M, level, repeats, seed + 7919 * (k + 1),
+                               on_simulation, search) for k, level in enumerate(levels)]
     mover_sign = 2 * same.cpu() - 1  # +1 when the mover is also to move in the child
 
     def win_chance(v: torch.Tensor) -> torch.Tensor:  # [repeats, M] the mover's, exact for ended games
@@ -254,18 +267,18 @@ def analyse_moves(env: VecEnv, state: State, checkpoint: Checkpoint, checkpoint_
     win = win_chance(values)  # [repeats, M]
     value = torch.where(ended, 1 - 2 * won, values)  # [repeats, M] for the player to move there
     # A proof in any search is exact; for the mover it is the child's result signed by who moves there.
-    proof = (mover_sign[None] * torch.cat([proven, compare_proven] if compare_sims else [proven]).float())  # [k, M]
+    proof = (mover_sign[None] * torch.cat([proven] + [o[2] for o in others]).float())  # [k, M]
     mover_proof = torch.where(ended, 2 * won - 1, torch.where((proof > 0).any(0), 1.0, torch.where(
         (proof < 0).any(0), -1.0, 0.0)))  # [M]
 
     groups = symmetry_groups(env, state, actions)
     pooled: dict[int, list[float]] = {}
-    pooled_compare: dict[int, list[float]] = {}
-    compare_win = win_chance(compare) if compare_sims else None
+    pooled_at: list[dict[int, list[float]]] = [{} for _ in levels]  # per other level: group -> samples
+    other_wins = [win_chance(o[0]) for o in others]
     for i, g in enumerate(groups):
         pooled.setdefault(g, []).extend(win[:, i].tolist())
-        if compare_win is not None:
-            pooled_compare.setdefault(g, []).extend(compare_win[:, i].tolist())
+        for at, other_win in zip(pooled_at, other_wins):
+            at.setdefault(g, []).extend(other_win[:, i].tolist())
     group_proof: dict[int, float] = {}
     for i, g in enumerate(groups):
         if mover_proof[i] != 0:
@@ -284,8 +297,11 @@ def analyse_moves(env: VecEnv, state: State, checkpoint: Checkpoint, checkpoint_
         wr = sum(samples) / len(samples)
         if g in group_proof:  # a proof settles the whole group (its moves are symmetric)
             wr = (1 + group_proof[g]) / 2
-        checks = samples + pooled_compare.get(g, [])
+        checks = samples + [x for at in pooled_at for x in at[g]]
         stable = g in group_proof or all(x > 0.5 for x in checks) or all(x < 0.5 for x in checks)
+        efforts = {sims: wr, **{level: sum(at[g]) / len(at[g]) for level, at in zip(levels, pooled_at)}}
+        if g in group_proof:
+            efforts = {level: wr for level in efforts}
         moves.append(MoveAnalysis(
             move=game.action_name(a), action=a, prior=prior[i], net_win_rate=net_win[i],
             value=float(value[:, i].mean()), win_rate=wr, win_rate_spread=max(samples) - min(samples),
@@ -293,15 +309,15 @@ def analyse_moves(env: VecEnv, state: State, checkpoint: Checkpoint, checkpoint_
             swap=(wr > 0.5) if is_opening and not bool(same[i]) else None,
             exact_win=truth[i], samples=win[:, i].tolist(),
             proven=None if g not in group_proof else ("win" if group_proof[g] > 0 else "loss"),
-            compare_win_rate=(sum(pooled_compare[g]) / len(pooled_compare[g])) if compare_sims else None,
-            stable=stable))
+            compare_win_rate=efforts[compare_sims] if compare_sims else None,
+            stable=stable, efforts=dict(sorted(efforts.items()))))
     moves.sort(key=lambda m: (-m.win_rate, m.group, -m.prior))
     renumber = {g: n for n, g in enumerate(dict.fromkeys(m.group for m in moves))}
     for m in moves:
         m.group = renumber[m.group]
     return PositionAnalysis(game=game.spec, checkpoint=checkpoint_name, sims=sims, repeats=repeats,
                             mover=mover, moves=moves, is_opening=is_opening, truth_source=truth_source,
-                            compare_sims=compare_sims)
+                            compare_sims=compare_sims, efforts=sorted({sims, *levels}))
 
 
 def published_openings(game: Game) -> frozenset[str] | None:

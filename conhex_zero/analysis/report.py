@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 
 from conhex_zero.analysis.game_stats import GameStats
+from conhex_zero.analysis.opening_table import OpeningTable
 from conhex_zero.analysis.openings import PositionAnalysis
 from conhex_zero.analysis.pictures import draw_length_histogram, draw_openings_map, draw_rates
 from conhex_zero.env.vec_env import VecEnv
@@ -42,13 +43,14 @@ def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
 
 
 def write_report(stats: GameStats, openings: PositionAnalysis | None, out_dir: str | Path,
-                 command: str = "", size: tuple[int, int] = (800, 800)) -> Path:
-    """Write ``report.md`` (and its pictures and ``report.json``) into ``out_dir``; returns the .md path."""
+                 command: str = "", size: tuple[int, int] = (800, 800), table: OpeningTable | None = None) -> Path:
+    """Write ``report.md`` (and its pictures and ``report.json``) into ``out_dir``; returns the .md path.
+    ``table`` (of ``openings``) adds the second model's verdicts and the empirical check."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     # The numbers first: whatever happens to the pictures, the measurements are kept.
-    (out / "report.json").write_text(json.dumps({
-        "stats": stats.to_json(), "openings": openings.to_json() if openings is not None else None}, indent=1) + "\n")
+    opening_json = (table.to_json() if table is not None else openings.to_json()) if openings is not None else None
+    (out / "report.json").write_text(json.dumps({"stats": stats.to_json(), "openings": opening_json}, indent=1) + "\n")
     env = VecEnv(stats.game)
     board = env.game.board
     names = board.hole_names
@@ -179,13 +181,17 @@ def write_report(stats: GameStats, openings: PositionAnalysis | None, out_dir: s
         total = len(openings.moves)
         undecided = openings.undecided()
         stability = ""
-        if openings.compare_sims:
+        levels = [e for e in openings.efforts if e != openings.sims] or (
+            [openings.compare_sims] if openings.compare_sims else [])
+        efforts = " and ".join(str(e) for e in sorted({openings.sims, *levels}))
+        if levels:
             stability = (f" {openings.stable_count} of {total} openings are stable: every search at "
-                         f"{openings.sims} and at {openings.compare_sims} simulations (two repeats each, and the "
+                         f"{efforts} simulations ({openings.repeats} repeats each, and the "
                          "symmetric openings) puts them on the same side of 50%, or the search proved their result. ")
             stability += ("The others are undecided at this effort, and so is their swap verdict: "
-                          + ", ".join(f"{'/'.join(m.move for m in g)} ({_pct(g[0].win_rate)}, "
-                                      f"{_pct(g[0].compare_win_rate)} at {openings.compare_sims})" for g in undecided)
+                          + ", ".join(f"{'/'.join(m.move for m in g)} ("
+                                      + ", ".join(f"{_pct(g[0].efforts.get(e, g[0].win_rate))} at {e}"
+                                                  for e in sorted({openings.sims, *levels})) + ")" for g in undecided)
                           + ". " if undecided else "All are decided at this effort. ")
         md += [f"Swap map: the second player should swap after {swaps} of {total} openings.{stability}"
                "Under the pie rule the first player should open where the win chance is closest to 50%; the "
@@ -197,8 +203,9 @@ def write_report(stats: GameStats, openings: PositionAnalysis | None, out_dir: s
                       f"| {stable} |")
         draw_openings_map(openings, env, env.initial_state(1), out / "openings.png", size)
         md += ["", f"Opening analysis: `{openings.checkpoint}`, {openings.sims} simulations x {openings.repeats} "
-               "searches per opening" + (f", checked at {openings.compare_sims}" if openings.compare_sims else "")
+               "searches per opening" + (f", checked at {', '.join(str(e) for e in levels)}" if levels else "")
                + "; on the map, undecided openings carry a question mark.", "", "![openings](openings.png)", ""]
+        md += opening_table_section(openings, table, levels)
 
     # 6. Draws.
     draws = ns.draws + ws.draws
@@ -222,3 +229,52 @@ def write_report(stats: GameStats, openings: PositionAnalysis | None, out_dir: s
     path = out / "report.md"
     path.write_text("\n".join(md) + "\n")
     return path
+
+
+def opening_table_section(openings: PositionAnalysis, table: OpeningTable | None, levels: list[int]) -> list[str]:
+    """The whole opening table (one row per opening up to symmetry), the second model's verdicts and
+    the empirical check, as Markdown."""
+    efforts = sorted({openings.sims, *levels})
+    other = table.other if table is not None else None
+    md = ["### The opening table", "",
+          f"Every first move up to symmetry: the first player's win chance when the second player does not swap, "
+          f"at {', '.join(str(e) for e in efforts)} simulations; stable: the same side of 50% in every search; "
+          f"swap: the pie-rule decision at {openings.sims}."]
+    if other is not None:
+        agree, both = table.agreement()
+        md[-1] += (f" Second model `{other.checkpoint}`: its win chance at {other.sims} (? where not stable) and "
+                   f"whether its swap decision agrees; on the {both} openings stable for both, the decisions agree "
+                   f"for {agree}" + (f" ({_pct(agree / both)})." if both else "."))
+    checks = {tuple(c.moves): c for c in table.checks} if table is not None else {}
+    header = "| openings | " + " | ".join(f"@{e}" for e in efforts) + " | stable | swap |"
+    rule = "|---|" + "---|" * len(efforts) + "---|---|"
+    if other is not None:
+        header += " second model | agree |"
+        rule += "---|---|"
+    if checks:
+        header += " self-play check |"
+        rule += "---|"
+    md += ["", header, rule]
+    for g in openings.groups():
+        m = g[0]
+        stable = f"proven {m.proven}" if m.proven else "yes" if m.stable else "no"
+        row = (f"| {' '.join(x.move for x in g)} | " + " | ".join(_pct(m.efforts.get(e, m.win_rate)) for e in efforts)
+               + f" | {stable} | {'-' if m.swap is None else 'yes' if m.swap else 'no'} |")
+        if other is not None:
+            o = table.other_move(m.move)
+            row += (f" {_pct(o.win_rate)}{'' if o.stable else '?'} | "
+                    f"{'-' if o.swap is None or m.swap is None else 'yes' if o.swap == m.swap else '**no**'} |"
+                    if o is not None else " - | - |")
+        if checks:
+            c = checks.get(tuple(x.move for x in g))
+            row += (f" {_rate(c.first_wins, c.games)}: "
+                    f"{ {True: 'agrees', False: '**disagrees**', None: 'undecided'}[c.agrees]} |" if c else " |")
+        md.append(row)
+    if table is not None and table.checks:
+        checked, decided, agree = table.check_summary()
+        md += ["", f"Self-play check: {table.check_games} games of the model against itself from each of {checked} "
+               f"openings (the best and worst rated, and those where the models disagree), {table.check_sims} "
+               f"simulations a move with root noise, pie rule off after the opening; the first player's score over "
+               f"distinct games with its 95% interval. {decided} of the {checked} intervals exclude 50%; the table's "
+               f"swap decision agrees with {agree} of them."]
+    return md + [""]

@@ -24,7 +24,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "with --compare-sims simulations (default: half of --sims): an opening is stable when every search "
         "at both efforts, over the repeats and the symmetric openings, puts it on the same side of 50% (or "
         "the search proved its result: 'proven win' or 'proven loss', exact whatever the effort); the "
-        "header says how many are stable, and the others are undecided at this effort. "
+        "header says how many are stable, and the others are undecided at this effort. Several --sims "
+        "(e.g. --sims 200 800 3200) search every opening at each: the largest gives the win % and the swap "
+        "decision, and stable means the same side of 50% at all of them. --other CKPT analyses a second "
+        "model (another training line) the same way and says, opening by opening, whether the two agree on "
+        "the swap; --check-games N plays N self-play games from each of the openings that matter most (the "
+        "--check-count best and worst, and those where the models disagree) and gives who wins them, with a "
+        "95% Wilson interval over distinct games. "
         "The win % is the value of the best reply in a search with proven values: it tends to the exact "
         "result as simulations grow (benchmarks/bench_convergence.py measures it against the exact solver). "
         "On Hex boards up to 5x5 an "
@@ -34,17 +40,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         epilog="examples:\n  conhex-zero openings checkpoints/hex5-l4h64.pt --png openings.png\n"
                "  conhex-zero openings checkpoints/conhex-l4h64.pt --sims 400 --json openings.json\n"
                "  conhex-zero openings checkpoints/hex5-l4h64.pt --after c3  (the replies to c3)\n"
+               "  conhex-zero openings checkpoints/conhex-l4h64.pt --sims 200 800 3200 --other checkpoints/conhex-l4h64.pt"
+               " --check-games 20 --json runs/table.json\n"
                "  conhex-zero openings checkpoints/hex5-l4h64.pt --record game3.sgf  (a real game, move by move)",
         formatter_class=HelpFormatter)
     p.add_argument("checkpoint", metavar="CKPT", help="a checkpoint (.pt) file")
     p.add_argument("--game", help="game spec (default: the checkpoint's game)")
-    p.add_argument("--sims", type=int, default=DEFAULT_SIMS,
-                   help=f"search simulations per opening and repeat (default: {DEFAULT_SIMS})")
+    p.add_argument("--sims", type=int, nargs="+", default=[DEFAULT_SIMS], metavar="N",
+                   help=f"search simulations per opening and repeat (default: {DEFAULT_SIMS}); several efforts, "
+                   "e.g. 200 800 3200: the largest gives the win %% and swap, stability is checked across all")
     p.add_argument("--repeats", type=int, default=2,
                    help="independent searches per opening, for the spread (default: 2)")
     p.add_argument("--compare-sims", type=int, default=None, metavar="M",
                    help="the stability check's second effort: every opening searched again with M simulations "
-                   "(default: half of --sims; 0: no check)")
+                   "(default: half of --sims when one is given, else none; 0: no extra effort)")
+    p.add_argument("--other", metavar="CKPT", help="a second model (e.g. another training line's), analysed the same "
+                   "way: its win %%, stability and swap decision beside each opening, and where the two agree")
+    p.add_argument("--check-games", type=int, default=0, metavar="N",
+                   help="the empirical check: N self-play games (even) from each of the openings that matter most, "
+                   "pie rule off after the opening, with a 95%% Wilson interval over distinct games (default: 0, "
+                   "no check; it takes long: N x 2 x --check-count openings whole games)")
+    p.add_argument("--check-sims", type=int, default=200, metavar="S",
+                   help="simulations a move in the check's games (default: 200)")
+    p.add_argument("--check-count", type=int, default=10, metavar="K",
+                   help="check the K best-rated and K worst-rated openings (symmetry groups), and every one whose "
+                   "swap decision differs between the models (default: 10)")
     p.add_argument("--search", default="analysis", metavar="NAME",
                    help="search settings (default: analysis, the settings made to converge; play, mctx, puct and "
                    "others from conhex_zero/agents/search_configs.py, for comparison)")
@@ -98,15 +118,27 @@ def run(args: argparse.Namespace) -> int:
     from conhex_zero.env.vec_env import VecEnv
     from conhex_zero.nn.checkpoint import CheckpointError, load_checkpoint
 
-    if args.sims < 1 or args.repeats < 1:
+    if min(args.sims) < 1 or args.repeats < 1:
         raise CliError("--sims and --repeats must be at least 1")
+    if args.check_games < 0 or args.check_games % 2:
+        raise CliError("--check-games must be an even number (games come in pairs), 0 for no check")
+    if args.check_sims < 1 or args.check_count < 1:
+        raise CliError("--check-sims and --check-count must be at least 1")
+    if (args.other or args.check_games) and (args.record or args.after):
+        raise CliError("--other and --check-games go with the opening table (not with --after or --record)")
     from conhex_zero.agents.search_configs import VARIANTS
 
     if args.search.removesuffix("-no-tactics") not in VARIANTS:
         raise CliError(f"--search {args.search!r}: one of {', '.join(VARIANTS)} (optionally with -no-tactics)")
     if args.compare_sims is not None and args.compare_sims < 0:
         raise CliError("--compare-sims must be 0 (no stability check) or more")
-    compare = max(1, args.sims // 2) if args.compare_sims is None else args.compare_sims
+    sims = max(args.sims)
+    levels = sorted(set(args.sims) - {sims})
+    if args.compare_sims is None:
+        levels = levels or [max(1, sims // 2)]
+    elif args.compare_sims:
+        levels = sorted(set(levels) | {args.compare_sims})
+    args.sims = sims
     size = parse_size(args.size)
     png = check_output(args.png, ".png", "--png")
     svg = check_output(args.svg, ".svg", "--svg")
@@ -114,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
     device = resolve_device(args.device)
     try:
         ckpt = load_checkpoint(args.checkpoint, device)
+        other = load_checkpoint(args.other, device) if args.other else None
     except CheckpointError as err:
         raise CliError(str(err)) from None
     if args.record:
@@ -135,9 +168,11 @@ def run(args: argparse.Namespace) -> int:
             pass  # not Hex, or too big for the exact solver
 
     legal = int(env.legal_mask(state)[0].sum())
-    efforts = f"{args.sims}" + (f" and {compare}" if compare else "")
-    bars = {"search": progress_bar(total=args.sims + compare, unit="sim", disable=args.quiet, leave=False,
-                                   desc=f"searching {legal} moves x {args.repeats} ({efforts} sims)")}
+    efforts = ", ".join(str(x) for x in sorted({args.sims, *levels}))
+    models = 2 if other is not None else 1
+    bars = {"search": progress_bar(total=models * (args.sims + sum(levels)), unit="sim", disable=args.quiet,
+                                   leave=False, desc=f"searching {legal} moves x {args.repeats} x {models} "
+                                   f"model{'s' * (models > 1)} ({efforts} sims)")}
 
     def solved(k: int) -> None:
         # The exact solver runs after the search (k = 0 before its first move): swap the search's
@@ -151,13 +186,29 @@ def run(args: argparse.Namespace) -> int:
     try:
         analysis = analyse_moves(env, state, ckpt, args.checkpoint, sims=args.sims, repeats=args.repeats,
                                  seed=args.seed, exact=solver, on_simulation=lambda k: bars["search"].update(1),
-                                 on_solved=solved, compare_sims=compare, search=args.search)
+                                 on_solved=solved, compare_sims=levels, search=args.search)
+        other_analysis = None
+        if other is not None:
+            other_analysis = analyse_moves(env, state, other, args.other, sims=args.sims, repeats=args.repeats,
+                                           seed=args.seed, on_simulation=lambda k: bars["search"].update(1),
+                                           compare_sims=levels, search=args.search)
     finally:
         for bar in bars.values():
             bar.close()
+    from conhex_zero.analysis.opening_table import OpeningTable, check_openings, openings_to_check
 
-    print(format_table(analysis, args.top))
-    output_json(analysis.to_json(), args.json)
+    table = OpeningTable(analysis, other_analysis, check_sims=args.check_sims if args.check_games else 0,
+                         check_games=args.check_games)
+    if args.check_games:
+        if not analysis.is_opening:
+            raise CliError("--check-games checks first moves: analyse the empty board")
+        chosen = openings_to_check(analysis, other_analysis, args.check_count)
+        print(f"checking {len(chosen)} openings: {args.check_games} self-play games each at {args.check_sims} "
+              f"simulations a move", flush=True)
+        table.checks = check_openings(env, ckpt, args.checkpoint, chosen, args.check_games, args.check_sims,
+                                      seed=args.seed, progress=not args.quiet)
+    print(format_table(analysis, args.top, table))
+    output_json(table.to_json(), args.json)
     for path in (png, svg):
         if path is not None:
             draw_openings_map(analysis, env, state, path, size)
@@ -187,23 +238,32 @@ def review_record(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_table(analysis, top: int = 0) -> str:
-    """The analysis as text: one row per symmetry group, strongest first."""
+def format_table(analysis, top: int = 0, table=None) -> str:
+    """The analysis as text: one row per symmetry group, strongest first (with ``table``, an
+    ``OpeningTable``: the second model's columns and the empirical check)."""
     who = "first player" if analysis.mover == 0 else "second player"
     lines = [f"{analysis.game}: {'openings' if analysis.is_opening else 'moves'} by the {who}'s chance of "
              f"winning after the move{' (second player does not swap)' if analysis.is_opening else ''}",
              f"checkpoint {analysis.checkpoint}, {analysis.sims} simulations x {analysis.repeats} searches "
              f"per move"]
     total = len(analysis.moves)
-    if analysis.compare_sims:
+    levels = [e for e in analysis.efforts if e != analysis.sims] or ([analysis.compare_sims] if analysis.compare_sims
+                                                                     else [])
+    if levels:
+        efforts = " and ".join(str(e) for e in sorted({analysis.sims, *levels}))
         lines.append(f"stable: {analysis.stable_count} of {total} {'openings' if analysis.is_opening else 'moves'} "
-                     f"(every search at {analysis.sims} and {analysis.compare_sims} simulations on the same side "
-                     f"of 50%, or proven)")
+                     f"(every search at {efforts} simulations on the same side of 50%, or proven)")
+    other = table.other if table is not None else None
+    if other is not None:
+        agree, both = table.agreement()
+        lines.append(f"second model {other.checkpoint}: {other.stable_count} of {total} stable; the swap decisions "
+                     f"agree on {agree} of the {both} openings stable for both"
+                     + (f" ({100 * agree / both:.0f}%)" if both else ""))
     lines.append("")
     has_exact = any(m.exact_win is not None for m in analysis.moves)
-    compare = bool(analysis.compare_sims)
+    compare = bool(levels)
     header = f"{'rank':>4}  {'moves':<24} {'prior':>6} {'net':>6} {'win %':>6} {'spread':>6}"
-    header += f" {'@' + str(analysis.compare_sims):>6} {'stable':<6}" if compare else ""
+    header += "".join(f" {'@' + str(e):>6}" for e in levels) + f" {'stable':<6}" if compare else ""
     header += f" {'visits':>6}"
     swap_column = analysis.is_opening and any(m.swap is not None for m in analysis.moves)
     header += "  swap" if swap_column else ""
@@ -222,19 +282,27 @@ def format_table(analysis, top: int = 0) -> str:
                f"{100 * m.win_rate_spread:>5.1f}%")
         if compare:
             stable = f"proven {m.proven}" if m.proven else ("yes" if m.stable else "no")
-            row += f" {100 * m.compare_win_rate:>5.1f}% {stable:<6}"
+            at = m.efforts or {levels[0]: m.compare_win_rate}
+            row += "".join(f" {100 * at[e]:>5.1f}%" for e in levels) + f" {stable:<6}"
         row += f" {sum(x.visits for x in group) // len(group):>6}"
         if swap_column:
             row += f"  {('yes' if m.swap else 'no') + ('' if m.stable else '?'):<4}"
         if has_exact:
             truth = m.exact_win
             row += f"  {'win' if truth else 'loss'}{'' if (m.win_rate > 0.5) == truth else ' (search wrong)'}"
+        if other is not None:
+            o = table.other_move(m.move)
+            if o is not None:
+                verdict = "" if o.swap is None else ("agree" if o.swap == m.swap else "DIFFER")
+                row += f"  other {100 * o.win_rate:>5.1f}%{'' if o.stable else '?'} {verdict}"
         lines.append(row)
     lines.append("")
     lines.append("prior: the network's probability (mean per move); net: its raw win % after the move; win %: "
                  "the deep search's (value of the best reply), pooled over the group; spread: max - min over the "
-                 "group's searches" + (f"; @{analysis.compare_sims}: the win % at {analysis.compare_sims} simulations; "
+                 "group's searches" + ("; @N: the win % at N simulations; "
                                        "stable: every search on the same side of 50%" if compare else "")
+                 + ("; other: the second model's win % (? where it is not stable) and whether its swap decision "
+                    "agrees" if other is not None else "")
                  + "; visits: of the best reply, per move"
                  + ("; swap: should the second player swap under the pie rule (the opener's win % above 50)"
                     + ("" if _swap_rule(analysis) else f", were {analysis.game} played with it") if swap_column else ""))
@@ -247,6 +315,20 @@ def format_table(analysis, top: int = 0) -> str:
         fair = analysis.fairest(3)
         lines.append("fairest openings: " + ", ".join(
             f"{'/'.join(x.move for x in g)} ({100 * g[0].win_rate:.0f}%)" for g in fair))
+    if table is not None and (table.checks or table.check_games):
+        lines += ["", f"empirical check: {table.check_games} self-play games from each opening at {table.check_sims} "
+                  "simulations a move (pie rule off after it), the first player's score over distinct games, 95% "
+                  "Wilson interval"]
+        for c in table.checks:
+            names = " ".join(c.moves)
+            names = names if len(names) <= 24 else names[:21] + "..."
+            score = f"{100 * c.first_wins / c.games:5.1f}% [{100 * c.low:.0f}-{100 * c.high:.0f}%]" if c.games else "-"
+            agree = {True: "agrees", False: "DISAGREES", None: "undecided"}[c.agrees]
+            lines.append(f"  {names:<24} {c.reason:<13} table {100 * c.table_win_rate:5.1f}% swap "
+                         f"{'yes' if c.table_swap else 'no ':<3}  games {c.first_wins:>3}/{c.games:<3} {score}  {agree}")
+        checked, decided, agree = table.check_summary()
+        lines.append(f"  {checked} openings checked; {decided} decided by the games (interval excludes 50%), "
+                     f"{agree} of them as the table's swap decision says")
     if has_exact:
         wrong = analysis.exact_errors()
         source = "published solution (Hayward et al. 2003)" if published else "exact solver"

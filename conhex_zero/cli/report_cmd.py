@@ -34,8 +34,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="DIR", help="output directory (default: runs/report-<checkpoint name>)")
     p.add_argument("--game", help="game spec (default: the checkpoint's game; conhex for mcts-rollout:K)")
     p.add_argument("--sims", type=int, default=32, help="simulations per self-play move (default: 32)")
-    p.add_argument("--opening-sims", type=int, default=64,
-                   help="simulations per opening in the opening analysis (default: 64; 0 skips it)")
+    p.add_argument("--opening-sims", type=int, nargs="+", default=[64], metavar="N",
+                   help="simulations per opening in the opening analysis (default: 64, checked at half of it; several, "
+                   "e.g. 200 800 3200: each effort, the largest for the verdicts; 0 skips it)")
+    p.add_argument("--other", metavar="CKPT", help="a second model (another training line's) for the opening table: "
+                   "its verdicts beside the checkpoint's, and where the two agree")
+    p.add_argument("--check-games", type=int, default=0, metavar="N",
+                   help="self-play games (even) from each of the openings that matter most (default: 0, none)")
+    p.add_argument("--check-sims", type=int, default=200, metavar="S",
+                   help="simulations a move in those games (default: 200)")
+    p.add_argument("--check-count", type=int, default=10, metavar="K",
+                   help="check the K best and K worst openings and those where the models disagree (default: 10)")
     p.add_argument("--random-games", type=int, default=10000,
                    help="uniformly random games played to the end, for draws and lengths (default: 10000)")
     p.add_argument("--size", default="800x800", metavar="WxH", help="board picture size (default: 800x800)")
@@ -80,8 +89,9 @@ def summary(stats, openings, board) -> list[str]:
                      + ", ".join(f"{names[h]} {100 * won[h] / taken[h]:.0f}%" for h in ranked[:4]))
     if openings is not None:
         best = openings.groups()[0][0]
+        efforts = " and ".join(str(e) for e in openings.efforts)
         stable = (f"; {openings.stable_count} of {len(openings.moves)} openings stable at "
-                  f"{openings.sims} and {openings.compare_sims} simulations" if openings.compare_sims else "")
+                  f"{efforts} simulations" if len(openings.efforts) > 1 else "")
         lines.append(f"  strongest opening: {best.move} (first player's win chance {100 * best.win_rate:.1f}% "
                      f"if the second player does not swap){stable}")
     return lines
@@ -97,8 +107,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.games < 1:
         raise CliError("--games must be at least 1")
-    if args.sims < 1 or args.opening_sims < 0 or args.random_games < 0:
+    if args.sims < 1 or min(args.opening_sims) < 0 or args.random_games < 0:
         raise CliError("--sims must be at least 1; --opening-sims and --random-games at least 0")
+    if args.check_games < 0 or args.check_games % 2 or args.check_sims < 1 or args.check_count < 1:
+        raise CliError("--check-games must be even (0: no check); --check-sims and --check-count at least 1")
+    opening_sims = max(args.opening_sims)
+    levels = sorted({x for x in args.opening_sims if x} - {opening_sims}) or [max(1, opening_sims // 2)]
     size = parse_size(args.size)
     device = resolve_device(args.device)
     rollout = re.fullmatch(r"mcts-rollout:(\d+)", args.checkpoint)
@@ -111,6 +125,12 @@ def run(args: argparse.Namespace) -> int:
             ckpt, sims = load_checkpoint(args.checkpoint, device), args.sims
         except CheckpointError as err:
             raise CliError(f"{err} (or give mcts-rollout:K)") from None
+    try:
+        other = load_checkpoint(args.other, device) if args.other else None
+    except CheckpointError as err:
+        raise CliError(f"--other: {err}") from None
+    if (other is not None or args.check_games) and ckpt is None:
+        raise CliError("--other and --check-games need a checkpoint (the opening table is the network's)")
     spec = game_for_players("report", args.game, [args.checkpoint] if ckpt is not None else [])
     env = VecEnv(spec, device)
     if env.game.extra_stone:
@@ -123,17 +143,30 @@ def run(args: argparse.Namespace) -> int:
     name = Path(args.checkpoint).name if ckpt is not None else args.checkpoint
     stats = collect(spec, ckpt, name, args.games, sims, seed=args.seed, device=device,
                     progress=not args.quiet, random_count=args.random_games)
-    openings = None
-    if ckpt is not None and args.opening_sims and not env.game.random_pieces:
-        bar = progress_bar(total=args.opening_sims + max(1, args.opening_sims // 2), desc="openings", unit="sim",
-                           disable=args.quiet, leave=False)  # searched at the two efforts of the stability check
+    openings = table = None
+    if ckpt is not None and opening_sims and not env.game.random_pieces:
+        models = 2 if other is not None else 1
+        bar = progress_bar(total=models * (opening_sims + sum(levels)), desc="openings", unit="sim",
+                           disable=args.quiet, leave=False)  # searched at every effort of the stability check
         try:
-            openings = analyse_moves(env, env.initial_state(1), ckpt, args.checkpoint, sims=args.opening_sims,
-                                     repeats=2, seed=args.seed, on_simulation=lambda k: bar.update(1))
+            openings = analyse_moves(env, env.initial_state(1), ckpt, args.checkpoint, sims=opening_sims,
+                                     repeats=2, seed=args.seed, on_simulation=lambda k: bar.update(1),
+                                     compare_sims=levels)
+            other_analysis = None if other is None else analyse_moves(
+                env, env.initial_state(1), other, args.other, sims=opening_sims, repeats=2, seed=args.seed,
+                on_simulation=lambda k: bar.update(1), compare_sims=levels)
         finally:
             bar.close()
+        from conhex_zero.analysis.opening_table import OpeningTable, check_openings, openings_to_check
+
+        table = OpeningTable(openings, other_analysis, check_sims=args.check_sims if args.check_games else 0,
+                             check_games=args.check_games)
+        if args.check_games:
+            table.checks = check_openings(env, ckpt, args.checkpoint,
+                                          openings_to_check(openings, other_analysis, args.check_count),
+                                          args.check_games, args.check_sims, seed=args.seed, progress=not args.quiet)
     command = "conhex-zero " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["report"] else ""
-    path = write_report(stats, openings, out, command=command, size=size)
+    path = write_report(stats, openings, out, command=command, size=size, table=table)
     print(f"wrote {path} (and its pictures in {out})")
     print("\n".join(summary(stats, openings, env.game.board)))
     return 0
