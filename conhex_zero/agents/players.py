@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import re
 import time
 from collections import OrderedDict
 from pathlib import Path
@@ -28,6 +27,8 @@ from torch import Tensor
 
 from conhex_zero.agents.evaluators import NetworkEvaluator, RolloutEvaluator, position_keys
 from conhex_zero.agents.game_search import LEAN_MAX_BATCH, GameSearch
+from conhex_zero.agents.player_specs import (DEFAULT_SIMS, MAX_SIMULATIONS, PlayerSpecError,  # noqa: F401
+                                             parse_player, parse_seconds)
 from conhex_zero.agents.search_configs import play_config
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
@@ -37,27 +38,10 @@ from conhex_zero.search import rng
 from conhex_zero.search.lean import LeanTree, subtree
 from conhex_zero.search.mcts import SearchConfig, SearchOutput
 
-DEFAULT_SIMS = 64
-ROLLOUT_C_PUCT = 2.0  # uniform priors spread exploration thin: a larger constant than the network's
-
-
-class PlayerSpecError(ValueError):
-    """A player name cannot be understood."""
-
-
-MAX_SIMULATIONS = 100_000
-"""The most simulations per search a player may ask for (as for training's searches)."""
 PONDER_SIMULATIONS = 20_000
 """The most simulations one pondering adds (its trees are allocated for them: about 36 MB of
 ConHex rows), so an opponent who never moves does not keep a core busy for ever."""
-
-
-def _simulations(digits: str, spec: str) -> int:
-    """A simulation count from a player name, at most ``MAX_SIMULATIONS``."""
-    digits = digits.lstrip("0") or "0"
-    if len(digits) > len(str(MAX_SIMULATIONS)) or int(digits) > MAX_SIMULATIONS:
-        raise PlayerSpecError(f"{spec[:40]!r}: at most {MAX_SIMULATIONS} simulations per search")
-    return int(digits)
+ROLLOUT_C_PUCT = 2.0  # uniform priors spread exploration thin: a larger constant than the network's
 
 
 class Player(Protocol):
@@ -278,62 +262,25 @@ def network_player(env: VecEnv, source: GraphNet | str | Path, simulations: int 
     return SearchPlayer(env, gs, label, seed, seconds=seconds)
 
 
-def parse_seconds(text: str, where: str) -> float:
-    """A thinking time in seconds: a positive finite number, at most a day."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not (0 < value <= 86_400):  # also refuses nan and inf
-        raise PlayerSpecError(f"{where}: seconds must be a positive number of seconds, at most 86400 (a day)")
-    return value
-
-
 def make_player(spec: str, env: VecEnv, seed: int = 0, simulations: int | None = None,
                 gtp_timeout: float = 10.0, gtp_parallel: int = 4, seconds: float | None = None) -> Player:
     """A player from its name (see the module docstring); ``seconds`` gives checkpoint players
     without ``:sims=N`` or ``:seconds=S`` of their own a clock per move."""
-    text = spec.strip()
-    if text == "random":
+    parsed = parse_player(spec, simulations)  # PlayerSpecError for a name that is no player
+    if parsed.kind == "random":
         return RandomPlayer(env, seed)
-    named = re.fullmatch(r"gtp@([A-Za-z0-9_.+-]{1,40}):(.*)", text, flags=re.DOTALL)
-    if named or text.startswith("gtp:"):
+    if parsed.kind == "gtp":
         from conhex_zero.agents.gtp_player import GTPPlayer
 
-        command = (named.group(2) if named else text[len("gtp:"):]).strip()
-        if not command:
-            raise PlayerSpecError("gtp: needs the engine's command line, e.g. gtp:\"mohex --seed 1\"")
-        name = f"gtp@{named.group(1)}" if named else None
-        return GTPPlayer(env, command, name=name, timeout=gtp_timeout, parallel=gtp_parallel)
-    if text.startswith("gtp@"):
-        raise PlayerSpecError(f"{spec[:60]!r}: name a GTP engine as gtp@NAME:COMMAND, NAME of letters, digits and "
-                              f"_.+- (at most 40), e.g. gtp@mohex:\"mohex --use-book false\"")
-    m = re.fullmatch(r"mcts-rollout:(\d+)", text)
-    if m:
-        k = _simulations(m.group(1), text)
-        if k < 1:
-            raise PlayerSpecError("mcts-rollout needs at least 1 simulation")
-        return rollout_player(env, k, seed)
-    if text.startswith("mcts-rollout"):
-        raise PlayerSpecError(f"{spec!r}: write mcts-rollout:K with K simulations, e.g. mcts-rollout:200")
-    if text.startswith("policy:"):
-        path = text[len("policy:"):]
-        ckpt = load_checkpoint(path, env.device)
-        return PolicyPlayer(env, NetworkEvaluator(ckpt.model, env), f"policy:{path}")
-    timed = re.fullmatch(r"(.+):seconds=([^:]+)", text)
-    if timed:
-        text, seconds = timed.group(1), parse_seconds(timed.group(2), spec)
-    m = re.fullmatch(r"(.+):sims=(\d+)", text)
-    if m and timed:
-        raise PlayerSpecError(f"{spec!r}: give :sims=N or :seconds=S, not both")
-    path, sims = (m.group(1), _simulations(m.group(2), text)) if m else (text, simulations or DEFAULT_SIMS)
-    if sims > MAX_SIMULATIONS:
-        raise PlayerSpecError(f"{sims} simulations: at most {MAX_SIMULATIONS} per search")
-    if not Path(path).exists():
-        if m or path.endswith(".pt") or "/" in path or "\\" in path:  # meant as a checkpoint file
-            raise PlayerSpecError(f"no checkpoint file at {path}")
-        raise PlayerSpecError(f"unknown player {spec!r}: expected random, mcts-rollout:K, policy:CKPT, "
-                              f"gtp:COMMAND, or the path of a checkpoint (optionally CKPT:sims=N or CKPT:seconds=S)")
-    if m:
+        return GTPPlayer(env, parsed.command, name=parsed.name, timeout=gtp_timeout, parallel=gtp_parallel)
+    if parsed.kind == "rollout":
+        return rollout_player(env, parsed.simulations, seed)
+    if parsed.kind == "policy":
+        ckpt = load_checkpoint(parsed.path, env.device)
+        return PolicyPlayer(env, NetworkEvaluator(ckpt.model, env), f"policy:{parsed.path}")
+    path, sims = parsed.path, parsed.simulations
+    if parsed.explicit_sims:
         seconds = None  # an explicit :sims=N wins over a command's --seconds
+    elif parsed.seconds is not None:
+        seconds = parsed.seconds
     return network_player(env, path, sims, seed, seconds=seconds)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from conhex_zero.disk import new_file
 from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, check_arena_arguments,
-                                    game_for_players, plural, print_json, resolve_device, warn)
+                                    game_for_players, plural, preflight_game, preflight_players, print_json,
+                                    resolve_device, warn)
 PLAYERS_HELP = ("a player: random, mcts-rollout:K (random-rollout MCTS, K simulations), policy:CKPT "
                 "(a checkpoint's raw policy), CKPT, CKPT:sims=N or CKPT:seconds=S (checkpoint + search: N "
                 "simulations, or S seconds a move, each position searched alone), gtp:\"COMMAND\" (an external "
@@ -94,6 +95,9 @@ def _elo(x: float) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_arena_arguments(args)  # before torch: a typo is answered at once
+    preflight_game(args.game)
+    preflight_players([args.player1, args.player2], args.sims)
     from conhex_zero.agents.arena import play_match, play_until_decided
     from conhex_zero.agents.match_openings import OpeningError, check_opening_length
     from conhex_zero.agents.players import PlayerSpecError, make_player
@@ -101,7 +105,6 @@ def run(args: argparse.Namespace) -> int:
     from conhex_zero.ladder.store import Ladder
     from conhex_zero.nn.checkpoint import CheckpointError
 
-    check_arena_arguments(args)
     if args.scoring and (args.games % 2 or (args.until_decided and args.round % 2)):
         raise CliError("--scoring plays pairs: --games (and --round) must be even")
     if args.opening_plies < 0:  # the others are checked by check_arena_arguments

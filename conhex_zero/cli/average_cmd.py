@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from conhex_zero.nn.checkpoint_files import path_exists, shown
 from conhex_zero.cli.common import CliError, HelpFormatter, check_output_file
 
 
@@ -30,6 +31,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    for item in args.inputs:  # before torch: a typo is answered at once
+        if not path_exists(item):
+            raise CliError(f"{shown(item)} does not exist")
     from conhex_zero.nn.average import average_checkpoints, last_run_checkpoints
     from conhex_zero.nn.checkpoint import save_checkpoint
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from conhex_zero.cli.common import (MAX_THREADS, CliError, add_threads_argument, check_range, plural, print_json,
-                                    resolve_device)
+from conhex_zero.cli.common import (MAX_THREADS, CliError, preflight_game, add_threads_argument, check_range, plural,
+                                    print_json, resolve_device)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -79,7 +79,7 @@ def _check_threads(args: argparse.Namespace) -> None:
 
 
 def _common(args: argparse.Namespace) -> str:
-    from conhex_zero.nn.model import ModelConfig
+    from conhex_zero.nn.model_names import parse_model_name
 
     _check_threads(args)
     if args.batch < 1:
@@ -87,16 +87,17 @@ def _common(args: argparse.Namespace) -> str:
     if args.seconds <= 0:
         raise CliError("--seconds must be positive")
     try:
-        ModelConfig.from_name(args.model)
+        parse_model_name(args.model)
     except ValueError as err:
         raise CliError(str(err)) from None
+    preflight_game(args.game)
     return str(resolve_device(args.device))
 
 
 def run_net(args: argparse.Namespace) -> int:
+    device = _common(args)
     from conhex_zero.bench.search_bench import bench_network
 
-    device = _common(args)
     r = bench_network(args.game, args.model, args.batch, device, args.seconds, args.threads, args.compile)
     if args.json:
         print_json(r)
@@ -108,11 +109,11 @@ def run_net(args: argparse.Namespace) -> int:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    from conhex_zero.bench.search_bench import bench_search
-
-    device = _common(args)
     if args.sims < 1:
         raise CliError("--sims must be at least 1")
+    device = _common(args)
+    from conhex_zero.bench.search_bench import bench_search
+
     r = bench_search(args.game, args.model, args.batch, args.sims, device, args.scheme, args.seconds, args.threads,
                      tree=args.tree)
     if args.json:
@@ -127,14 +128,15 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def run_env(args: argparse.Namespace) -> int:
-    from conhex_zero.bench.env_bench import bench_env
-
     if args.batch < 1:
         raise CliError("--batch must be at least 1")
     if args.seconds <= 0:
         raise CliError("--seconds must be positive")
     _check_threads(args)
+    preflight_game(args.game)
     device = resolve_device(args.device)
+    from conhex_zero.bench.env_bench import bench_env
+
     result = bench_env(args.game, args.batch, device=str(device), seconds=args.seconds,
                        threads=args.threads, seed=args.seed)
     if args.json:

@@ -139,7 +139,9 @@ def add_threads_argument(parser, default: int = 1) -> None:
 
 @contextlib.contextmanager
 def torch_threads(threads: int | None) -> Iterator[None]:
-    """torch limited to ``threads`` CPU threads inside the block (0: one per core; None: unchanged)."""
+    """torch limited to ``threads`` CPU threads inside the block (0: one per core; None: unchanged).
+    When torch is not imported yet, the block's environment says it (``OMP_NUM_THREADS``, which torch
+    reads when it starts), so that a command that fails before it needs torch never imports it."""
     if threads is None:
         yield
         return
@@ -147,10 +149,23 @@ def torch_threads(threads: int | None) -> Iterator[None]:
         raise CliError("--threads must be 0 (one per core) or more")
     if threads > MAX_THREADS:
         raise CliError(f"--threads must be at most {MAX_THREADS}")
+    count = threads or os.cpu_count() or 1
+    if "torch" not in sys.modules:
+        saved = {name: os.environ.get(name) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+        os.environ.update({name: str(count) for name in saved})
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+        return
     import torch
 
     before = torch.get_num_threads()
-    torch.set_num_threads(threads or os.cpu_count() or 1)
+    torch.set_num_threads(count)
     try:
         yield
     finally:
@@ -238,3 +253,53 @@ def check_arena_arguments(args: argparse.Namespace) -> None:
         check_output_file("--records", args.records)
     if args.ladder:
         check_output_dir("--ladder", args.ladder)
+
+
+# ------------------------------------------------------------ checks made before torch
+# A user's typo must be answered at once: importing torch costs seconds of CPU (tens of seconds on a
+# loaded machine), so names, paths and game specs are checked with torch-free code first.
+def preflight_game(game: str | None) -> None:
+    """A ``--game`` spec (None: none given) that names a game, or ``CliError`` with a suggestion."""
+    if game is None:
+        return
+    from conhex_zero.games.game import GameSpecError, parse_game
+
+    try:
+        parse_game(game)
+    except GameSpecError as err:
+        raise CliError(str(err)) from None
+
+
+def preflight_players(specs: Sequence[str], simulations: int | None = None) -> None:
+    """Player names that name players (checkpoint files that exist), or ``CliError``."""
+    from conhex_zero.agents.player_specs import PlayerSpecError, parse_player
+
+    for spec in specs:
+        try:
+            parse_player(spec, simulations)
+        except PlayerSpecError as err:
+            raise CliError(str(err)) from None
+
+
+def preflight_checkpoint(path: str | None, flag: str = "") -> None:
+    """A checkpoint path (None: none given) that names a file, or ``CliError``."""
+    if path is None:
+        return
+    from conhex_zero.nn.checkpoint_files import CheckpointError, check_checkpoint_file
+
+    try:
+        check_checkpoint_file(path)
+    except CheckpointError as err:
+        raise CliError(f"{flag}: {err}" if flag else str(err)) from None
+
+
+def preflight_file(path: str | None, what: str) -> None:
+    """An input file (None: none given) that exists and is a regular file, or ``CliError``."""
+    if path is None:
+        return
+    from conhex_zero.nn.checkpoint_files import path_exists, shown
+
+    if not path_exists(path):
+        raise CliError(f"no {what} at {shown(path)}")
+    if not Path(path).is_file():
+        raise CliError(f"{shown(path)} is not a file")

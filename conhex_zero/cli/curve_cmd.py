@@ -22,11 +22,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if Path(args.run_dir).exists() and not Path(args.run_dir).is_dir():
+        raise CliError(f"{args.run_dir} is not a directory")
+    if not (Path(args.run_dir) / "metrics.jsonl").exists():  # before anything is imported
+        raise CliError(f"{args.run_dir} has no evaluated iterations in metrics.jsonl")
     from conhex_zero.train.run_dir import RunDir
     from conhex_zero.viz.svg import Series, line_chart
 
-    if Path(args.run_dir).exists() and not Path(args.run_dir).is_dir():
-        raise CliError(f"{args.run_dir} is not a directory")
     out = check_output_file("--out", args.out or Path(args.run_dir) / "curve.svg")
     run_dir = RunDir(args.run_dir)
     records = [r for r in run_dir.read_metrics() if any(k.startswith("eval/") for k in r)]

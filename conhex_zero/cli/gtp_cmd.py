@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, check_clock_options, game_for_players,
-                                    resolve_device, warn)
+from conhex_zero.cli.common import (CliError, preflight_game, preflight_players, HelpFormatter, add_threads_argument,
+                                    check_clock_options, game_for_players, resolve_device, warn)
 from conhex_zero.cli.play_cmd import PLAYER_HELP, PONDER_HELP
 
 
@@ -56,6 +56,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    preflight_game(args.game)  # before torch: a typo is answered at once
+    preflight_players([args.player], args.sims)
     from conhex_zero.agents.players import PlayerSpecError
     from conhex_zero.nn.checkpoint import CheckpointError
     from conhex_zero.play.gtp_engine import GTPEngine, read_lines

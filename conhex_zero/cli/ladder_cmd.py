@@ -26,12 +26,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if Path(args.dir).exists() and not Path(args.dir).is_dir():
+        raise CliError(f"{args.dir} is not a directory")
+    if not (Path(args.dir) / "ladder.jsonl").exists():  # before torch: answered at once
+        raise CliError(f"{Path(args.dir) / 'ladder.jsonl'} holds no results yet")
+    png = check_output_file("--png", args.png or Path(args.dir) / "ladder.png")
     from conhex_zero.ladder.plot import plot_ladder
     from conhex_zero.ladder.store import Ladder
 
-    if Path(args.dir).exists() and not Path(args.dir).is_dir():
-        raise CliError(f"{args.dir} is not a directory")
-    png = check_output_file("--png", args.png or Path(args.dir) / "ladder.png")
     try:
         ladder = Ladder.open(args.dir)
         ratings = ladder.fit(args.anchor)

@@ -7,8 +7,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, check_output_file, game_for_players,
-                                    load_record, output_json, resolve_device, warn)
+from conhex_zero.cli.common import (CliError, preflight_checkpoint, preflight_file, preflight_game, HelpFormatter,
+                                    add_threads_argument, check_output_file, game_for_players, load_record,
+                                    output_json, resolve_device, warn)
 
 DEFAULT_SIMS = 200
 
@@ -109,6 +110,11 @@ def check_output(path: str | None, suffix: str, option: str) -> Path | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    preflight_checkpoint(args.checkpoint)  # before torch: a typo is answered at once
+    preflight_checkpoint(args.other, "--other")
+    preflight_game(args.game)
+    if args.record:
+        preflight_file(args.record, "record file")
     from conhex_zero.progress import progress_bar
 
     from conhex_zero.analysis.openings import analyse_moves

@@ -76,6 +76,12 @@ def _check_arguments(args: argparse.Namespace) -> None:
     if args.out:
         check_output_dir("--out", args.out)
     check_output_dir("LINE", line)
+    from conhex_zero.train.run_lock import RunInUseError, RunLock
+
+    try:
+        RunLock(line).check_free()  # a second piece of a line is refused at once
+    except RunInUseError as err:
+        raise CliError(str(err)) from None
     if args.stop_after is not None and args.stop_after < 1:
         raise CliError("--stop-after must be at least 1")
     if args.threads is not None and args.threads < 0:

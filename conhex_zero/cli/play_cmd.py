@@ -14,8 +14,9 @@ import threading
 import time
 from typing import Iterator, TextIO
 
-from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, check_clock_options, game_for_players, is_terminal,
-                                    plural, resolve_device, use_color)
+from conhex_zero.cli.common import (CliError, preflight_game, preflight_players, HelpFormatter, add_threads_argument,
+                                    check_clock_options, game_for_players, is_terminal, plural, resolve_device,
+                                    use_color)
 
 PONDER_HELP = ("think on the opponent's time: after each of its moves a checkpoint player searches on in the "
                "background (a second core) until the opponent moves, and its next search continues from the "
@@ -403,6 +404,8 @@ class TerminalGame:
 
 
 def run(args: argparse.Namespace) -> int:
+    preflight_game(args.game)  # before torch: a typo is answered at once
+    preflight_players([args.player], args.sims)
     from conhex_zero.agents.players import PlayerSpecError
     from conhex_zero.nn.checkpoint import CheckpointError
     from conhex_zero.play.session import PlayError, PlaySession

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, load_record, print_json,
-                                    resolve_device, use_color)
+from conhex_zero.cli.common import (CliError, preflight_file, preflight_game, preflight_players, HelpFormatter,
+                                    add_threads_argument, load_record, print_json, resolve_device, use_color)
 
 if TYPE_CHECKING:  # imported in run(): --help stays fast
     from conhex_zero.env.vec_env import VecEnv
@@ -107,6 +107,12 @@ def _record_json(record) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.record:  # before torch: a typo is answered at once
+        preflight_file(args.record, "record file")
+    else:
+        preflight_game(args.game)
+    if args.analyse:
+        preflight_players([args.analyse], args.sims)
     from conhex_zero.env.notation import play_moves, render_state, split_moves, summarize
     from conhex_zero.env.vec_env import VecEnv
     from conhex_zero.play.session import position_line

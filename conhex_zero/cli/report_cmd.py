@@ -9,8 +9,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, game_for_players, plural,
-                                    resolve_device)
+from conhex_zero.cli.common import (CliError, preflight_checkpoint, preflight_game, HelpFormatter,
+                                    add_threads_argument, game_for_players, plural, resolve_device)
 from conhex_zero.cli.openings_cmd import parse_size
 
 
@@ -98,6 +98,13 @@ def summary(stats, openings, board) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not re.fullmatch(r"mcts-rollout:\d+", args.checkpoint):  # before torch: a typo is answered at once
+        try:
+            preflight_checkpoint(args.checkpoint)
+        except CliError as err:
+            raise CliError(f"{err} (or give mcts-rollout:K)") from None
+    preflight_checkpoint(args.other, "--other")
+    preflight_game(args.game)
     from conhex_zero.analysis.game_stats import collect
     from conhex_zero.analysis.openings import analyse_moves
     from conhex_zero.analysis.report import write_report

@@ -11,8 +11,8 @@ import signal
 import sys
 import threading
 
-from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, check_clock_options, game_for_players,
-                                    resolve_device, warn)
+from conhex_zero.cli.common import (CliError, preflight_game, preflight_players, HelpFormatter, add_threads_argument,
+                                    check_clock_options, game_for_players, resolve_device, warn)
 from conhex_zero.cli.play_cmd import PLAYER_HELP, PONDER_HELP
 
 
@@ -91,6 +91,8 @@ def open_browser(url: str) -> threading.Thread | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    preflight_game(args.game)  # before torch: a typo is answered at once
+    preflight_players([args.player], args.sims)
     from conhex_zero.agents.players import PlayerSpecError
     from conhex_zero.nn.checkpoint import CheckpointError
     from conhex_zero.play.server import GameServer, PlayServer, is_local

@@ -50,15 +50,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from conhex_zero.train import distributed
-    from conhex_zero.train.config import ConfigError, load_config
-    from conhex_zero.train.interrupt import TrainingInterrupted, handle_sigint
-    from conhex_zero.train.loop import TrainingDiverged, train
-    from conhex_zero.train.resume_config import resume_base
+    # What can be refused without torch is refused first (importing it costs seconds): options, the
+    # run directory and its lock (a second trainer of a run is told at once who holds it).
+    from conhex_zero.train.config import ConfigError
     from conhex_zero.train.run_dir import RunDir, TrainStateError
     from conhex_zero.train.run_lock import RunInUseError, RunLock
 
-    handle_sigint()  # Ctrl-C and kill -INT stop the run, also when it was started in the background
     overrides = list(args.overrides)
     if args.threads is not None:
         overrides.append(f"threads={args.threads}")
@@ -66,9 +63,8 @@ def run(args: argparse.Namespace) -> int:
         if args.resume:
             raise CliError("--init starts a new run from a checkpoint's weights; --resume continues a run with its own")
         overrides.append(f"init={args.init}")
-    if args.device:
-        resolve_device(args.device)
-        overrides.append(f"device={args.device}")
+    if args.stop_after is not None and args.stop_after < 1:
+        raise CliError("--stop-after must be at least 1")
     try:
         if args.resume:
             if args.config or args.run_dir:
@@ -83,11 +79,10 @@ def run(args: argparse.Namespace) -> int:
             run_dir.check_layout()
             if not run_dir.resumable:
                 raise CliError(f"{args.resume} has no training state to resume ({run_dir.state_file} is missing)")
-            base = resume_base(run_dir, note=lambda line: print(line, file=sys.stderr))  # the stored config
-            config = load_config(None, overrides, base=base)
             path = run_dir.path
         else:
-            config = load_config(args.config, overrides)
+            if args.config and not Path(args.config).is_file():
+                raise CliError(f"config file {args.config} does not exist")
             name = Path(args.config).stem if args.config else "default"
             path = Path(args.run_dir or Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}")
             if path.exists() and not path.is_dir():
@@ -96,11 +91,27 @@ def run(args: argparse.Namespace) -> int:
             if RunDir(path).resumable:
                 raise CliError(f"{path} already holds a run; resume it with --resume {path} or choose another "
                                f"--run-dir")
+    except (TrainStateError, RunInUseError) as err:
+        raise CliError(str(err)) from None
+    from conhex_zero.train import distributed
+    from conhex_zero.train.config import load_config
+    from conhex_zero.train.interrupt import TrainingInterrupted, handle_sigint
+    from conhex_zero.train.loop import TrainingDiverged, train
+    from conhex_zero.train.resume_config import resume_base
+
+    handle_sigint()  # Ctrl-C and kill -INT stop the run, also when it was started in the background
+    if args.device:
+        resolve_device(args.device)
+        overrides.append(f"device={args.device}")
+    try:
+        if args.resume:
+            base = resume_base(run_dir, note=lambda line: print(line, file=sys.stderr))  # the stored config
+            config = load_config(None, overrides, base=base)
+        else:
+            config = load_config(args.config, overrides)
     except (ConfigError, TrainStateError, RunInUseError) as err:
         raise CliError(str(err)) from None
     resolve_device(config.device)
-    if args.stop_after is not None and args.stop_after < 1:
-        raise CliError("--stop-after must be at least 1")
     # Under torchrun: join the job now, and every rank takes rank 0's run directory (a default name
     # carries each process's own start time).
     ctx = distributed.setup(config.device, config.dist.timeout_s, config.dist.wait_timeout_s)

@@ -19,15 +19,12 @@ from typing import Any
 import torch
 
 from conhex_zero import file_seal
+from conhex_zero.nn.checkpoint_files import CheckpointError, check_checkpoint_file
 from conhex_zero.nn.encode import NUM_FEATURES
 from conhex_zero.nn.model import GraphNet, ModelConfig
 
 FORMAT = "conhex-zero-checkpoint"
 SCHEMA_VERSION = 1
-
-
-class CheckpointError(ValueError):
-    """A file is missing, unreadable, or not a conhex-zero checkpoint of a known schema."""
 
 
 @dataclass
@@ -58,9 +55,7 @@ def _read(path: str | Path, mmap: bool = False) -> tuple[Path, dict[str, Any]]:
     but tensors and plain data, such as a pickle that would run code, is refused), checked for our
     format tag and schema. With ``mmap`` the tensors are memory-mapped where the file allows it, so
     reading only the game costs little."""
-    path = Path(path)
-    if not path.is_file():
-        raise CheckpointError(f"no checkpoint file at {path}")
+    path = check_checkpoint_file(path)
     data = None
     for mapped in ((True, False) if mmap else (False,)):  # mmap needs torch's zip format
         try:

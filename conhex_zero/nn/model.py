@@ -18,13 +18,14 @@ Models are named by size: ``l8h128`` = 8 blocks of width 128.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
+
 
 import torch
 from torch import Tensor, nn
 
 from conhex_zero.nn.encode import Encoded, Graph
+from conhex_zero.nn.model_names import parse_model_name
 
 
 @dataclass(frozen=True)
@@ -42,10 +43,8 @@ class ModelConfig:
 
     @classmethod
     def from_name(cls, name: str) -> "ModelConfig":
-        m = re.fullmatch(r"l(\d+)h(\d+)", name.strip().lower())
-        if not m or int(m.group(1)) < 1 or int(m.group(2)) < 4:
-            raise ValueError(f"model name {name!r}: expected l<layers>h<hidden>, e.g. l8h128")
-        return cls(layers=int(m.group(1)), hidden=int(m.group(2)))
+        layers, hidden = parse_model_name(name)
+        return cls(layers=layers, hidden=hidden)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from conhex_zero.games.game import Game, parse_game
-from conhex_zero.nn.checkpoint import CheckpointError, checkpoint_game
+from conhex_zero.nn.checkpoint_files import CheckpointError, path_exists, shown
+
+
+def checkpoint_game(path: str | Path) -> str:
+    """The game a checkpoint was trained on (reading it imports torch: only when it exists)."""
+    from conhex_zero.nn.checkpoint import checkpoint_game as read_game
+
+    return read_game(path)
 
 DEFAULT_GAME = "conhex"
 
@@ -53,9 +60,9 @@ def existing_checkpoint(spec: str) -> str | None:
     path = player_checkpoint(spec)
     if path is None:
         return None
-    if not Path(path).exists():
+    if not path_exists(path):
         if looks_like_path(spec):
-            raise CheckpointError(f"no checkpoint file at {path}")
+            raise CheckpointError(f"no checkpoint file at {shown(path)}")
         return None  # not a file: make_player reports the unknown player name
     return path
 

@@ -31,6 +31,7 @@ import platform
 import signal
 import statistics
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -221,6 +222,25 @@ def run_piece(line_path: str | Path, *, config_file: str | None = None, override
     """Train one piece of the line at ``line_path`` for at most ``minutes`` of wall time (and at
     most ``stop_after`` iterations) and write the line (to ``out``, default the line itself).
     ``config_file`` starts a new line."""
+    from conhex_zero.train.run_lock import RunLock
+
+    line = Line(line_path)
+    line.check()
+    target = Line(out) if out is not None else line
+    target.check()
+    line.path.mkdir(parents=True, exist_ok=True)
+    lock = RunLock(line.path)  # one piece of a line at a time (RunInUseError names the other)
+    lock.acquire(note=lambda text: print(text, file=sys.stderr))
+    try:
+        return _run_piece(line, target, config_file, overrides, minutes, run_dir, commit, progress, log, clock,
+                          install_signals, stop_after)
+    finally:
+        lock.release()
+
+
+def _run_piece(line: Line, target: Line, config_file: str | None, overrides: list[str] | None, minutes: float,
+               run_dir: str | Path | None, commit: str | None, progress: bool, log: Callable[[str], None],
+               clock: Callable[[], float], install_signals: bool, stop_after: int | None) -> PieceResult:
     from conhex_zero.train.config import load_config
     from conhex_zero.train.loop import Hooks, train
     from conhex_zero.train.resume_config import resume_base
@@ -229,10 +249,6 @@ def run_piece(line_path: str | Path, *, config_file: str | None = None, override
     if install_signals:
         signals.install()
     piece_log = PieceLog(log)
-    line = Line(line_path)
-    line.check()
-    target = Line(out) if out is not None else line
-    target.check()
     started = line.started
     if started and config_file:
         raise LineError(f"{line.path} has begun (carry.pt): it continues with its own config; change settings "

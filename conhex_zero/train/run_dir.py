@@ -27,13 +27,14 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conhex_zero import file_seal
 from conhex_zero.disk import writing
 from conhex_zero.jsonl import JsonlError, append_jsonl, iter_jsonl, rewrite_jsonl
-from conhex_zero.nn.checkpoint import save_checkpoint
-from conhex_zero.nn.model import GraphNet
+
+if TYPE_CHECKING:  # torch is imported where a model is saved: RunDir's checks stay fast
+    from conhex_zero.nn.model import GraphNet
 
 
 def _json_number(v: Any) -> Any:
@@ -180,10 +181,12 @@ class RunDir:
     def checkpoint_path(self, iteration: int) -> Path:
         return self.checkpoints / f"iter_{iteration:04d}.pt"
 
-    def save_model(self, iteration: int, model: GraphNet, game: str, meta: dict, best: Path | None) -> Path:
+    def save_model(self, iteration: int, model: "GraphNet", game: str, meta: dict, best: Path | None) -> Path:
         """Write the iteration's checkpoint and latest.pt; copy ``best`` (a checkpoint) to best.pt.
         Old checkpoints are pruned only once the training state names this iteration
         (``prune_checkpoints``), so a kill in between loses nothing a resume needs."""
+        from conhex_zero.nn.checkpoint import save_checkpoint
+
         path = save_checkpoint(self.checkpoint_path(iteration), model, game, meta)
         for name, source in (("latest.pt", path), ("best.pt", best)):
             if source is None or not source.is_file():

@@ -1,0 +1,89 @@
+"""How much CPU a refused command costs: the CPU seconds (user + system, as /usr/bin/time counts them)
+of commands that fail on a typo, a missing file or a run that another process trains, each in a new
+process, the best of --repeats runs.
+
+    python benchmarks/fast_errors.py                 # prints a table, writes runs/bench/fast_errors-TIME.json
+    python benchmarks/fast_errors.py --publish       # ... and benchmarks/results/fast_errors.json
+
+The bar (issue 36): each one line and at most 1.0 s of CPU on the project's 2-core machine, whatever
+the load (CPU seconds do not grow with load the way wall time does). A valid ``rules conhex`` is the
+baseline: the interpreter and the command line alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from conhex_zero.train.run_lock import RunLock  # noqa: E402  (torch-free)
+
+COMMANDS = {
+    "rules conhex (valid: the baseline)": ["rules", "conhex"],
+    "rules hexx": ["rules", "hexx"],
+    "arena no/such/file.pt random": ["arena", "no/such/file.pt", "random"],
+    "train --resume RUN (RUN in use)": ["train", "--resume", "{run}"],
+    "play no.pt": ["play", "no.pt"],
+    "openings no.pt": ["openings", "no.pt"],
+    "replay --record no.sgf": ["replay", "--record", "no.sgf"],
+}
+
+
+def cpu_seconds(args: list[str]) -> tuple[float, int, str]:
+    """CPU seconds (user + system) of ``conhex-zero ARGS`` in a new process, its exit code and stderr."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run([sys.executable, "-m", "conhex_zero.cli.main", *args], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, cwd=ROOT)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return used, proc.returncode, proc.stderr.strip()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=3, help="runs per command; the least CPU counts (default 3)")
+    parser.add_argument("--publish", action="store_true", help="also write benchmarks/results/fast_errors.json")
+    args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        run = Path(scratch) / "run"
+        run.mkdir()
+        lock = RunLock(run)
+        lock.acquire(note=lambda _: None)  # this process "trains" the run
+        try:
+            for label, command in COMMANDS.items():
+                words = [w.replace("{run}", str(run)) for w in command]
+                runs = [cpu_seconds(words) for _ in range(args.repeats)]
+                best = min(r[0] for r in runs)
+                code, err = runs[0][1], runs[0][2]
+                rows.append({"command": label, "cpu_s": round(best, 3), "runs_cpu_s": [round(r[0], 3) for r in runs],
+                             "exit_code": code, "error_lines": len(err.splitlines()), "error": err[:200]})
+                print(f"{label:<38} {best:5.2f} s CPU  exit {code}  {err.splitlines()[0][:90] if err else ''}")
+        finally:
+            lock.release()
+    result = {"benchmark": "fast_errors", "date": time.strftime("%Y-%m-%d"), "python": platform.python_version(),
+              "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+              "load_1min": round(os.getloadavg()[0], 2), "repeats": args.repeats, "rows": rows}
+    out = ROOT / "runs" / "bench" / f"fast_errors-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    targets = [out] + ([ROOT / "benchmarks" / "results" / "fast_errors.json"] if args.publish else [])
+    for target in targets:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(result, indent=2) + "\n")
+        print(f"wrote {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

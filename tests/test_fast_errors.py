@@ -1,0 +1,77 @@
+"""A user's typo is answered before torch is imported (importing it costs seconds of CPU, tens of
+seconds on a loaded machine): bad game names, missing checkpoints and records, unknown players, bad
+model names, and a run or line that another process is training. Each command runs in a fresh
+interpreter, and the test asserts it ended with one error line and exit code 2 without torch in
+``sys.modules`` (the CPU seconds themselves are measured by benchmarks/fast_errors.py, not here)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conhex_zero.train.run_lock import RunLock
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBE = ("import sys; from conhex_zero.cli.main import main; code = main(sys.argv[1:]); "
+         "print('torch imported:', 'torch' in sys.modules, file=sys.stderr); sys.exit(code)")
+
+
+def run_fresh(args: list[str], cwd: Path) -> tuple[int, list[str]]:
+    """``conhex-zero ARGS`` in a new interpreter: the exit code and the lines of standard error."""
+    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, cwd=cwd,
+                          stdin=subprocess.DEVNULL, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return proc.returncode, proc.stderr.strip().splitlines()
+
+
+LONG = "x" * 300
+CASES = [
+    (["rules", "hexx"], "Did you mean 'hex'?"),
+    (["arena", "no/such/file.pt", "random"], "no checkpoint file at no/such/file.pt"),
+    (["arena", LONG, "random", "--game", "hex-3", "--games", "2"], "unknown player 'xxxx"),
+    (["arena", LONG + ".pt", "random"], "no checkpoint file at xxxx"),
+    (["arena", "random", "mcts-rollout:0", "--game", "hex-3"], "at least 1 simulation"),
+    (["arena", "random", "random", "--game", "hexx"], "unknown game 'hexx'"),
+    (["play", "no.pt"], "no checkpoint file at no.pt"),
+    (["gtp", "nobody"], "unknown player 'nobody'"),
+    (["serve", "random", "--game", "hex-99"], "Hex board size must be between 2 and 19, got 99"),
+    (["openings", "no.pt"], "no checkpoint file at no.pt"),
+    (["openings", "checkpoints/hex5-l4h64.pt", "--other", "none.pt"], "--other: no checkpoint file at none.pt"),
+    (["report", "no.pt"], "no checkpoint file at no.pt (or give mcts-rollout:K)"),
+    (["replay", "hexx", "a1"], "unknown game 'hexx'"),
+    (["replay", "--record", "no/such.sgf"], "no record file at no/such.sgf"),
+    (["replay", "hex-3", "a1", "--analyse", "no.pt"], "no checkpoint file at no.pt"),
+    (["average", "none.pt", "--out", "runs/avg.pt"], "none.pt does not exist"),
+    (["ladder", "runs/none"], "holds no results yet"),
+    (["curve", "runs/none"], "has no evaluated iterations"),
+    (["bench", "search", "--model", "l9"], "model name 'l9'"),
+    (["bench", "env", "--game", "hexx"], "unknown game 'hexx'"),
+    (["train", "--config", "none.yaml"], "config file none.yaml does not exist"),
+    (["train", "--resume", "runs/none"], "runs/none does not exist"),
+    (["piece", "runs/none"], "holds no line"),
+]
+
+
+@pytest.mark.parametrize("args, message", CASES, ids=[" ".join(a)[:40] for a, _ in CASES])
+def test_a_bad_argument_is_refused_without_torch(args, message):
+    code, err = run_fresh(args, ROOT)
+    assert code == 2, err
+    assert err[-1] == "torch imported: False", err
+    assert len(err) == 2 and message in err[0], err
+
+
+@pytest.mark.parametrize("command", ["train", "piece"])
+def test_a_second_trainer_is_refused_before_torch(tmp_path, command):
+    run = tmp_path / "run"
+    run.mkdir()
+    lock = RunLock(run)
+    lock.acquire(note=lambda _: None)  # this process trains it
+    try:
+        args = ["train", "--resume", str(run)] if command == "train" else ["piece", str(run), "--config",
+                                                                            str(ROOT / "configs" / "tiny.yaml")]
+        code, err = run_fresh(args, tmp_path)
+    finally:
+        lock.release()
+    assert code == 2 and err[-1] == "torch imported: False", err
+    assert len(err) == 2 and f"pid {os.getpid()}" in err[0] and "is in use" in err[0], err
