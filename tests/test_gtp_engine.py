@@ -76,6 +76,10 @@ def test_framing_ids_comments_case_tabs_and_errors():
     assert e.handle("\tprotocol_version\t") == "= 2\n\n"
     assert e.handle("12 frobnicate") == "?12 unknown command\n\n"
     assert e.handle("pl\x00ay b a1") == "= \n\n"  # control characters are dropped
+    # GTP 2, section 2.2: every control character but tab and newline is removed (tabs are spaces)
+    assert e.handle("na\x00me") == e.handle("name") == "= conhex-zero\n\n"
+    assert e.handle("\x01\x1bna\x7fme\x07\r") == "= conhex-zero\n\n"
+    assert e.handle("known_command\tname") == "= true\n\n"
     assert e.handle("3 play b a2") == "?3 out of turn: w is to move\n\n"
     assert e.handle("play purple a2") == "? invalid color 'purple': expected b, black, w or white\n\n"
     assert e.handle("play w") == "? syntax error: play COLOR MOVE\n\n"

@@ -369,3 +369,40 @@ def test_starting_again_after_an_attempt_that_saved_no_state_equals_an_uninterru
     assert Ladder.open(tmp_path / "run").results == Ladder.open(tmp_path / "whole").results
     a, b = (load_checkpoint(tmp_path / d / "latest.pt").model.state_dict() for d in ("whole", "run"))
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_resume_says_which_checkpoints_are_damaged_and_which_logs_are_gone(run, capsys):
+    """Resuming trains on from the state, and says in one line each what the curve, the ladder and
+    the commands that read checkpoints will miss: a checkpoint with flipped bytes, a deleted
+    metrics.jsonl (recreated from the next iteration on), a deleted ladder.jsonl."""
+    checkpoint = run / "checkpoints" / "iter_0001.pt"
+    data = bytearray(checkpoint.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    checkpoint.write_bytes(bytes(data))
+    (run / "metrics.jsonl").unlink()
+    (run / "ladder.jsonl").unlink()
+    capsys.readouterr()
+    assert main(["train", "--resume", str(run), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    warnings = [line for line in captured.err.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 3, captured.err
+    assert f"warning: {checkpoint} is damaged (its checksum does not match its content" in warnings[0]
+    assert f"warning: {run / 'metrics.jsonl'} is missing: the metrics of iterations 1-1 are lost" in warnings[1]
+    assert f"warning: {run / 'ladder.jsonl'} is missing: the evaluation games" in warnings[2]
+    assert "warning" not in captured.out
+    assert [m["iteration"] for m in RunDir(run).read_metrics()] == [2]  # written again from iteration 2
+
+
+def test_a_clean_resume_says_nothing(run, capsys):
+    capsys.readouterr()
+    assert main(["train", "--resume", str(run), "--quiet"]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_taking_over_a_dead_process_lock_is_a_warning_on_stderr(run, capsys):
+    (run / "train.lock").write_text(json.dumps({"pid": 2**22 + 12345, "host": __import__("socket").gethostname(),
+                                                "started": 1.0, "command": "conhex-zero train"}))
+    capsys.readouterr()
+    assert main(["train", "--resume", str(run), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "which has ended: taken over" in captured.err and "taken over" not in captured.out

@@ -123,7 +123,7 @@ def test_bad_requests_answer_json_errors():
         status, r = call(base, "/api/nothing")
         assert status == 404 and r["error"] == "no such API endpoint: /api/nothing"
         status, r = call(base, "/api/play")
-        assert status == 405 and r["error"] == "/api/play does not take GET"
+        assert status == 405 and r["error"] == "/api/play does not take GET (it takes POST)"
         status, r = call(base, "/api/analyse?top=x")
         assert status == 400 and r["error"] == "top must be a whole number"
         status, r = call(base, "/api/new", {"as": "third"})
@@ -532,3 +532,27 @@ def test_scoring_keeps_the_running_pair_score_in_the_state():
         assert pair["result"] in ("player1", "player2", "draw") and set(totals) == {"player1", "player2"}
     with serving("random", "hex-2") as base:
         assert call(base, "/api/state")[1]["scoring"] is None
+
+
+def test_a_method_a_resource_does_not_take_is_405_with_the_allowed_ones():
+    with serving() as base:
+        for method, path, allow in (("PUT", "/", "GET, HEAD"), ("DELETE", "/", "GET, HEAD"),
+                                    ("POST", "/app.js", "GET, HEAD"), ("PATCH", "/api/state", "GET, HEAD"),
+                                    ("DELETE", "/api/play", "POST"), ("GET", "/api/new", "POST")):
+            conn = http.client.HTTPConnection(*urlsplit(base).netloc.split(":"), timeout=30)
+            try:
+                conn.request(method, path, body=b"{}" if method != "GET" else None,
+                             headers={"Content-Type": "application/json"})
+                res = conn.getresponse()
+                body = json.loads(res.read())
+            finally:
+                conn.close()
+            assert res.status == 405 and res.getheader("Allow") == allow, (method, path)
+            assert res.getheader("Content-Type").startswith("application/json")
+            assert body["error"] == f"{path} does not take {method} (it takes {allow})"
+        conn = http.client.HTTPConnection(*urlsplit(base).netloc.split(":"), timeout=30)
+        try:
+            conn.request("PUT", "/nothing", body=b"")
+            assert conn.getresponse().status == 404  # no such resource: not a method question
+        finally:
+            conn.close()

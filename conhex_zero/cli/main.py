@@ -53,6 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    from conhex_zero.train.interrupt import handle_sigint
+
+    handle_sigint()  # Ctrl-C and kill -INT stop every command, also one started in the background
     return run_command(args.command, args.run, args)
 
 

@@ -80,6 +80,16 @@ STATIC_FILES = {  # URL path -> (file in static/, content type)
 }
 
 
+def _with_head(methods: list[str]) -> list[str]:
+    """The methods a resource takes, HEAD beside GET (a HEAD is answered as a GET without body)."""
+    out = []
+    for m in methods:
+        out.append(m)
+        if m == "GET":
+            out.append("HEAD")
+    return out
+
+
 class RequestError(ValueError):
     """A bad request (unknown path, bad JSON, missing field): HTTP 400 (or ``status``)."""
 
@@ -368,8 +378,10 @@ class Handler(BaseHTTPRequestHandler):
         if self.server.verbose:
             super().log_message(format, *args)
 
-    def _send(self, status: int, body: bytes, content_type: str) -> None:
+    def _send(self, status: int, body: bytes, content_type: str, allow: str | None = None) -> None:
         self.send_response(status)
+        if allow is not None:  # 405: the methods the resource takes
+            self.send_header("Allow", allow)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
@@ -378,11 +390,11 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def _json(self, status: int, data: Any) -> None:
+    def _json(self, status: int, data: Any, allow: str | None = None) -> None:
         if isinstance(data, dict) and isinstance(data.get("error"), str):
             data = {**data, "error": clip(data["error"], MAX_ERROR)}
         body = json.dumps(data, allow_nan=False, separators=(",", ":")).encode("utf-8")
-        self._send(status, body, "application/json; charset=utf-8")
+        self._send(status, body, "application/json; charset=utf-8", allow)
 
     def _read_body(self) -> bytes:
         """The request's body, read whole before anything is answered (so that a kept-alive
@@ -421,10 +433,13 @@ class Handler(BaseHTTPRequestHandler):
             ("POST", "/api/undo"): lambda: game.undo(self._json_body(raw)),
         }
         route = routes.get((method, path))
+        allowed = [m for m, p in routes if p == path]
+        allow = ", ".join(_with_head(allowed)) if allowed and route is None else None
         try:
             if route is None:
-                if any(p == path for _, p in routes):
-                    raise RequestError(f"{path} does not take {method}", HTTPStatus.METHOD_NOT_ALLOWED)
+                if allowed:
+                    raise RequestError(f"{path} does not take {method} (it takes {allow})",
+                                       HTTPStatus.METHOD_NOT_ALLOWED)
                 raise RequestError(f"no such API endpoint: {clip(path)}", HTTPStatus.NOT_FOUND)
             status, answer = HTTPStatus.OK, route()
         except RequestError as err:
@@ -434,7 +449,7 @@ class Handler(BaseHTTPRequestHandler):
         except Exception as err:  # a bug or an engine failure: short answer, traceback on stderr
             traceback.print_exc(file=sys.stderr)
             status, answer = HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"internal error: {type(err).__name__}: {err}"}
-        self._json(status, answer)  # outside the try: a client gone meanwhile is not the game's error
+        self._json(status, answer, allow)  # outside the try: a client gone meanwhile is not the game's error
 
     def _refusal(self, method: str, path: str) -> str | None:
         """Why a request may come from another web site (403), or None: a ``Host`` or ``Origin``
@@ -466,10 +481,14 @@ class Handler(BaseHTTPRequestHandler):
         if url.path.startswith("/api/"):
             self._api(method, url.path, parse_qs(url.query), raw)
             return
+        entry = STATIC_FILES.get(url.path)
+        if entry is not None and method != "GET":  # the page's files are read, never written
+            self._json(HTTPStatus.METHOD_NOT_ALLOWED, {"error": f"{url.path} does not take {method} (it takes GET, "
+                                                                f"HEAD)"}, allow="GET, HEAD")
+            return
         if method == "POST":
             self._json(HTTPStatus.NOT_FOUND, {"error": f"no such API endpoint: {url.path}"})
             return
-        entry = STATIC_FILES.get(url.path)
         if entry is None:
             self._send(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8")
             return
@@ -483,6 +502,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         self._dispatch("POST")
+
+    def _other_method(self) -> None:
+        """A method the page never takes (PUT, DELETE, PATCH, OPTIONS ...): 405 naming the ones its
+        resource takes (404 for a path that is none)."""
+        self._dispatch(self.command)
+
+    do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _other_method  # noqa: N815
 
 
 class PlayServer(ThreadingHTTPServer):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import math
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,6 +167,11 @@ def _silent(*_args, **_kwargs) -> None:
     pass
 
 
+def warn(text: str) -> None:
+    """A warning of the run (a lock taken over, a damaged or missing file): one line on stderr."""
+    print(text, file=sys.stderr, flush=True)
+
+
 def _merge_train_metrics(parts: list[dict]) -> dict:
     """The ranks' training metrics: throughput summed, the rest averaged (equal values kept as is)."""
     out = {}
@@ -246,7 +252,7 @@ def _take_run(run: RunDir, ctx: Context, log) -> RunLock | None:
         try:
             run.create()  # checks the layout first
             lock = RunLock(run.path)
-            lock.acquire(note=log)
+            lock.acquire(note=warn if log is print else log)  # a warning: to stderr
         except (RunInUseError, TrainStateError, OSError) as err:  # OSError: the directory cannot be made
             failure = (type(err).__name__, str(err))
     failure = ctx.broadcast_object(failure, what="taking the run directory's lock")
@@ -328,6 +334,8 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
             reason = str(err).strip().splitlines()[0][:160] if str(err).strip() else type(err).__name__
             raise TrainStateError(f"{run.state_file} is damaged: it cannot be restored ({reason})") from None
         if main:
+            for note in run.resume_notes(start_iteration):  # files the curve and the ladder read
+                (warn if log is print else log)(note)
             run.truncate_metrics(start_iteration)
             trim_ladder(run.path, start_iteration)
         positions = sum(ctx.all_gather_object(len(replay)))

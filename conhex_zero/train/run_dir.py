@@ -234,6 +234,29 @@ class RunDir:
                 removed.append(tmp)
         return removed
 
+    def resume_notes(self, iteration: int) -> list[str]:
+        """What a resume at ``iteration`` finds missing or damaged besides the state (one line each):
+        a checkpoint whose checksum does not match (the ladder cannot play it, ``average`` and
+        ``arena`` refuse it), and a metrics or ladder file gone although iterations were logged (the
+        curve and the ladder then start after them)."""
+        notes = []
+        for path in [*self.iteration_checkpoints(), self.path / "latest.pt", self.path / "best.pt"]:
+            if not path.is_file():
+                continue
+            try:
+                file_seal.verify(path)
+            except (file_seal.SealError, OSError) as err:
+                notes.append(f"warning: {path} is damaged ({str(err).split(' is damaged: ')[-1]}); it is kept as "
+                             f"it is, but no command can use it: delete it, or copy it back from a backup")
+        expected = [(self.metrics_file, "the metrics")] if iteration > 0 else []
+        if self.iteration_checkpoints():  # evaluations were made: their games are in the ladder
+            expected.append((self.path / "ladder.jsonl", "the evaluation games (the Elo ladder)"))
+        for path, what in expected:
+            if not path.is_file():
+                notes.append(f"warning: {path} is missing: {what} of iterations 1-{iteration} are lost; it is "
+                             f"written again from iteration {iteration + 1}")
+        return notes
+
     def save_state(self, state: dict) -> None:
         atomic_torch_save(state, self.state_file)
 
