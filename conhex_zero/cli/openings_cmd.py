@@ -41,8 +41,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         epilog="examples:\n  conhex-zero openings checkpoints/hex5-l4h64.pt --png openings.png\n"
                "  conhex-zero openings checkpoints/conhex-l4h64.pt --sims 400 --json openings.json\n"
                "  conhex-zero openings checkpoints/hex5-l4h64.pt --after c3  (the replies to c3)\n"
-               "  conhex-zero openings checkpoints/conhex-l4h64.pt --sims 200 800 3200 --other checkpoints/conhex-l4h64.pt"
-               " --check-games 20 --json runs/table.json\n"
+               "  conhex-zero openings checkpoints/conhex-l4h64.pt --sims 200 800 3200 --check-games 20\n"
                "  conhex-zero openings checkpoints/hex5-l4h64.pt --record game3.sgf  (a real game, move by move)",
         formatter_class=HelpFormatter)
     p.add_argument("checkpoint", metavar="CKPT", help="a checkpoint (.pt) file")
