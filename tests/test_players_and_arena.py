@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from conhex_zero.agents.arena import play_match
+from conhex_zero.ladder.ratings import wilson
 from conhex_zero.agents.players import PlayerSpecError, make_player
 from conhex_zero.cli.main import main
 from conhex_zero.env.vec_env import VecEnv
@@ -199,7 +200,12 @@ def test_match_progress_counts_plies_with_an_estimated_total(monkeypatch):
     counts = [n for n, _, _ in bar.updates]
     assert counts == sorted(counts) and len(set(counts)) == len(counts)
     # It ends at the match's real number of plies (without the random openings), all games finished.
-    assert bar.n == sum(r.lengths) - 8 * 1 and bar.total == bar.n and bar.updates[-1][2] == "games 8/8"
+    assert bar.n == sum(r.lengths) - 8 * 1 and bar.total == bar.n
+    wins = r.wins[0]
+    low, high = wilson(wins, 8)
+    assert bar.updates[-1][2] == f"games 8/8, score {wins}/8 ({low:.2f}-{high:.2f})"  # player 1's score so far
+    scores = [text for _, _, text in bar.updates if "score" in text]
+    assert scores and all(t.startswith("games ") for t in scores)  # shown from the first finished game on
     # Its total is an estimate (games x expected length), refined as games finish.
     assert all(total >= n for n, total, _ in bar.updates)
     assert len({total for _, total, _ in bar.updates}) > 2

@@ -12,8 +12,10 @@ new moves. Engines are still not trusted to remember games: before each ``genmov
 brought to the game's position, by the new moves when it last saw a prefix of this game, otherwise
 (another game, a restart) by ``clear_board`` and the whole move list. Anything that goes wrong ends
 only that game, which the engine forfeits, with the reason recorded: an illegal or unreadable move,
-an error reply, no reply within ``timeout`` seconds, or the process exiting. A broken process is
-restarted for the next game.
+an error reply, no reply within ``timeout`` seconds (``startup`` seconds for the first reply of a
+process just started: an engine that imports a large library takes far longer to start than to
+move, above all on a busy machine), or the process exiting. A broken process is restarted for the
+next game.
 """
 
 from __future__ import annotations
@@ -41,8 +43,9 @@ class GTPError(Exception):
 class GTPEngine:
     """One engine process."""
 
-    def __init__(self, command: str, timeout: float):
-        self.command, self.timeout = command, timeout
+    def __init__(self, command: str, timeout: float, startup: float = 120.0):
+        self.command, self.timeout, self.startup = command, timeout, max(startup, timeout)
+        self.fresh = False  # the process was just started: its first reply may take ``startup`` seconds
         self.proc: subprocess.Popen | None = None
         self.buffer = b""
         self.known: list[int] | None = None  # the moves the engine has been told, if any
@@ -55,6 +58,7 @@ class GTPEngine:
             raise GTPError(f"cannot start {self.command!r}: {err}") from None
         self.buffer = b""
         self.known = None
+        self.fresh = True
 
     def close(self) -> None:
         if self.proc is None:
@@ -72,13 +76,13 @@ class GTPEngine:
         self.proc = None
         self.known = None
 
-    def _read_line(self, deadline: float) -> str:
+    def _read_line(self, deadline: float, allowed: float) -> str:
         assert self.proc is not None and self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         while b"\n" not in self.buffer:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise GTPError(f"no reply within {self.timeout:g} s")
+                raise GTPError(f"no reply within {allowed:g} s" + (" of starting (--gtp-startup)" if self.fresh else ""))
             ready, _, _ = select.select([fd], [], [], left)
             if not ready:
                 continue
@@ -103,18 +107,20 @@ class GTPEngine:
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             raise GTPError("the engine exited") from None
-        deadline = time.monotonic() + self.timeout
-        line = self._read_line(deadline)
+        allowed = self.startup if self.fresh else self.timeout
+        deadline = time.monotonic() + allowed
+        line = self._read_line(deadline, allowed)
         while not line.strip():  # blank lines before a reply are tolerated
-            line = self._read_line(deadline)
+            line = self._read_line(deadline, allowed)
         if line[0] not in "=?":
             raise GTPError(f"garbage reply to {command.split()[0]!r}: {line[:60]!r}")
         lines = [line]
         while True:  # a reply ends with an empty line
-            nxt = self._read_line(deadline)
+            nxt = self._read_line(deadline, allowed)
             if not nxt.strip():
                 break
             lines.append(nxt)
+        self.fresh = False  # it answered: started
         status = line[0]
         text = "\n".join([line[1:].lstrip("0123456789").strip()] + lines[1:]).strip()
         if status == "?":
@@ -143,10 +149,10 @@ class GTPPlayer:
     per_game = True  # act() takes ``games``: which game each position belongs to
 
     def __init__(self, env: VecEnv, command: str, name: str | None = None, timeout: float = 10.0,
-                 parallel: int = 4):
+                 parallel: int = 4, startup: float = 120.0):
         self.env, self.command = env, command
         self.name = name or short_name(command)
-        self.engines = [GTPEngine(command, timeout) for _ in range(max(1, parallel))]
+        self.engines = [GTPEngine(command, timeout, startup) for _ in range(max(1, parallel))]
         self.max_parallel_games = len(self.engines)
         self.engine_of: dict[int, int] = {}  # game -> engine index
         self._used: dict[int, int] = {}  # game -> the call that last served it

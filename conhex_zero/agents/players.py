@@ -102,6 +102,7 @@ class SearchPlayer:
         self.max_simulations: int | None = None  # a timed search's most simulations (None: MAX_SIMULATIONS)
         self.last: SearchOutput | None = None
         self.last_carried: list[int] = []
+        self.last_effort: list[tuple[int, bool]] = []  # per position of the last act(): (simulations, cut by the clock)
         self._trees: OrderedDict[tuple[int, ...], LeanTree] = OrderedDict()  # by the moves to its root
         self._kept_nodes = 0
 
@@ -109,13 +110,18 @@ class SearchPlayer:
         keys = rng.fold(_keys(state, keys, self.seed), 0x53)
         B = state.batch_size
         if self.seconds is not None:  # one position at a time, each with its own clock
-            actions = []
+            actions, efforts = [], []
             for b in range(B):
                 actions.append(self._timed(state[b], keys[b:b + 1], history[b] if history else None))
+                efforts.extend(self.last_effort)
+            self.last_effort = efforts
             return torch.cat(actions)
         lean = B <= self.search.lean_max_batch
         keep = [self._kept(history[b]) for b in range(B)] if lean and history is not None else None
         self.last = self.search.run(state, keys, keep=keep)
+        carried = [0 if not keep or k is None else int(k.edge_visits[0].sum()) for k in (keep or [None] * B)]
+        visits = self.last.visit_counts.sum(1).tolist()
+        self.last_effort = [(int(v) - c, False) for v, c in zip(visits, carried)]  # the simulations run now
         self._remember(history, keep)
         return self.last.action
 
@@ -141,6 +147,7 @@ class SearchPlayer:
         done = int(self.last.visit_counts.sum()) - (self.last_carried_root(keep))
         measured = done / max(time.perf_counter() - search_start, 1e-3)
         proven = self.last.root_proven is not None and bool(self.last.root_proven[0] != 0)
+        self.last_effort = [(done, done < budget and not proven)]  # cut: the deadline came first
         if not proven:  # a proven root's descents stop at once: its speed says nothing of the next
             # one search moves the estimate by at most half up or a quarter down (a fast endgame
             # search, a busy moment of the machine), and it still converges from a low first guess
@@ -263,7 +270,8 @@ def network_player(env: VecEnv, source: GraphNet | str | Path, simulations: int 
 
 
 def make_player(spec: str, env: VecEnv, seed: int = 0, simulations: int | None = None,
-                gtp_timeout: float = 10.0, gtp_parallel: int = 4, seconds: float | None = None) -> Player:
+                gtp_timeout: float = 10.0, gtp_parallel: int = 4, seconds: float | None = None,
+                gtp_startup: float = 120.0) -> Player:
     """A player from its name (see the module docstring); ``seconds`` gives checkpoint players
     without ``:sims=N`` or ``:seconds=S`` of their own a clock per move."""
     parsed = parse_player(spec, simulations)  # PlayerSpecError for a name that is no player
@@ -272,7 +280,8 @@ def make_player(spec: str, env: VecEnv, seed: int = 0, simulations: int | None =
     if parsed.kind == "gtp":
         from conhex_zero.agents.gtp_player import GTPPlayer
 
-        return GTPPlayer(env, parsed.command, name=parsed.name, timeout=gtp_timeout, parallel=gtp_parallel)
+        return GTPPlayer(env, parsed.command, name=parsed.name, timeout=gtp_timeout, parallel=gtp_parallel,
+                         startup=gtp_startup)
     if parsed.kind == "rollout":
         return rollout_player(env, parsed.simulations, seed)
     if parsed.kind == "policy":

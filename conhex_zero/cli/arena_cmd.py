@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import re
-import time
+import shlex
+import sys
 from pathlib import Path
 
-from conhex_zero.disk import new_file
-from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, check_arena_arguments,
-                                    game_for_players, plural, preflight_game, preflight_players, print_json,
-                                    resolve_device, warn)
+from conhex_zero.cli.common import (CliError, check_seconds, handle_sigterm, HelpFormatter, add_threads_argument,
+                                    check_arena_arguments, game_for_players, plural, preflight_game,
+                                    preflight_players, print_json, resolve_device, warn)
 PLAYERS_HELP = ("a player: random, mcts-rollout:K (random-rollout MCTS, K simulations), policy:CKPT "
                 "(a checkpoint's raw policy), CKPT, CKPT:sims=N or CKPT:seconds=S (checkpoint + search: N "
                 "simulations, or S seconds a move, each position searched alone), gtp:\"COMMAND\" (an external "
@@ -46,8 +45,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                "An external engine that speaks GTP, here MoHex (when installed):\n"
                "  conhex-zero arena runs/hex11/best.pt gtp:\"mohex --use-book false\" --game hex-11 --games 20",
         formatter_class=HelpFormatter)
-    p.add_argument("player1", metavar="P1", help=PLAYERS_HELP)
-    p.add_argument("player2", metavar="P2", help="the other player, same forms")
+    p.add_argument("player1", metavar="P1", nargs="?", help=PLAYERS_HELP)
+    p.add_argument("player2", metavar="P2", nargs="?", help="the other player, same forms")
     p.add_argument("--game", default=None, help="game spec (default: the game the first checkpoint among "
                    "the players was trained on, else conhex; two checkpoints trained on different games "
                    "need --game); add random=K for K random opening pieces per player")
@@ -73,10 +72,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--until-decided", action="store_true",
                    help="play rounds until the 99%% interval of the score excludes 1/2 (or --games)")
     p.add_argument("--round", type=int, default=20, metavar="R", help="games per round with --until-decided")
-    p.add_argument("--records", metavar="FILE", help="where to write the game records "
-                   "(default: runs/arena/<P1>-vs-<P2>-<time>.jsonl)")
+    p.add_argument("--records", metavar="FILE", help="where each game's record is appended as the game ends "
+                   "(default: runs/arena/<P1>-vs-<P2>-<game>-s<seed>-<N>g-<digest>.jsonl, the same for the same "
+                   "match); when FILE holds some of this match's games, only the missing ones are played")
+    p.add_argument("--resume", metavar="FILE", help="continue the match whose games FILE holds (players and "
+                   "settings from it; P1 and P2 may be left out), playing only the missing games")
     p.add_argument("--ladder", metavar="DIR", help="also add the result to DIR/ladder.jsonl (see conhex-zero ladder)")
     p.add_argument("--gtp-timeout", type=float, default=10.0, help="seconds an engine may take per reply")
+    p.add_argument("--gtp-startup", type=float, default=120.0, metavar="S",
+                   help="seconds an engine may take to answer its first command after it starts (default: 120)")
     p.add_argument("--gtp-parallel", type=int, default=4, help="engine processes per GTP player")
     p.add_argument("--seed", type=int, default=0, help="match seed (default: 0)")
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
@@ -86,25 +90,62 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def _slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(name).stem if name.endswith(".pt") else name)[:40]
-
-
 def _elo(x: float) -> str:
     return "inf" if x == float("inf") else "-inf" if x == float("-inf") else f"{x:+.0f}"
 
 
+def _resumed_settings(args: argparse.Namespace) -> None:
+    """``--resume FILE``: the match's players and settings from FILE's records (P1 and P2, when
+    given, must be the same), and FILE as the records file."""
+    import json
+
+    from conhex_zero.nn.checkpoint_files import path_exists, shown
+
+    if args.records and args.records != args.resume:
+        raise CliError("--resume FILE continues the match in FILE: give no other --records")
+    if not path_exists(args.resume) or not Path(args.resume).is_file():
+        raise CliError(f"--resume: no records file at {shown(args.resume)}")
+    settings = None
+    with open(args.resume, "rb") as f:
+        for raw in f:
+            try:
+                entry = json.loads(raw)
+            except ValueError:
+                continue  # a torn line: the records reader says so
+            if isinstance(entry, dict) and isinstance(entry.get("match"), dict):
+                settings = entry["match"]
+                break
+    if settings is None or not isinstance(settings.get("players"), list) or len(settings["players"]) != 2:
+        raise CliError(f"--resume: {shown(args.resume)} holds no game of a match this version can continue")
+    if args.player1 is None:
+        args.player1, args.player2 = settings["players"]
+    for key, option in (("game", "game"), ("seed", "seed"), ("games", "games"), ("sims", "sims"),
+                        ("opening_plies", "opening_plies"), ("fixed_openings", "fixed_openings"),
+                        ("until_decided", "until_decided"), ("round", "round")):
+        if key in settings and settings[key] is not None and (key != "game" or args.game is None):
+            setattr(args, option, settings[key])
+    args.records = args.resume
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.resume:
+        _resumed_settings(args)
+    if args.player1 is None or args.player2 is None:
+        raise CliError("name two players (P1 P2), or continue a match with --resume FILE")
     check_arena_arguments(args)  # before torch: a typo is answered at once
+    check_seconds("--gtp-startup", args.gtp_startup)
     preflight_game(args.game)
     preflight_players([args.player1, args.player2], args.sims)
     from conhex_zero.agents.arena import play_match, play_until_decided
     from conhex_zero.agents.match_openings import OpeningError, check_opening_length
+    from conhex_zero.agents.match_records import (MatchRecordsError, append_record, default_records_path,
+                                                  match_settings, read_match_records)
+    from conhex_zero.agents.match_result import MatchResult
     from conhex_zero.agents.players import PlayerSpecError, make_player
     from conhex_zero.env.vec_env import VecEnv
-    from conhex_zero.ladder.store import Ladder
     from conhex_zero.nn.checkpoint import CheckpointError
 
+    handle_sigterm()  # kill -TERM stops a match as Ctrl-C does: finished games kept, the result so far shown
     if args.scoring and (args.games % 2 or (args.until_decided and args.round % 2)):
         raise CliError("--scoring plays pairs: --games (and --round) must be even")
     if args.opening_plies < 0:  # the others are checked by check_arena_arguments
@@ -114,24 +155,58 @@ def run(args: argparse.Namespace) -> int:
         check_opening_length(env.game, env.game.opening_plies + args.opening_plies)
     except OpeningError as err:
         raise CliError(f"--opening-plies {args.opening_plies}: {err}") from None
+    settings = match_settings([args.player1, args.player2], env.game.spec, args.seed, args.games, args.sims,
+                              args.opening_plies, args.fixed_openings, args.until_decided, args.round)
     players = []
     try:
         for k, spec in enumerate((args.player1, args.player2)):
             players.append(make_player(spec, env, seed=args.seed + k, simulations=args.sims,
-                                       gtp_timeout=args.gtp_timeout, gtp_parallel=args.gtp_parallel))
+                                       gtp_timeout=args.gtp_timeout, gtp_parallel=args.gtp_parallel,
+                                       gtp_startup=args.gtp_startup))
     except (PlayerSpecError, CheckpointError) as err:
         raise CliError(str(err)) from None
     if players[0].name == players[1].name:  # keep the two apart in records and ladders
         players[1].name += " (2)"
+    names = (players[0].name, players[1].name)
+    records = Path(args.records) if args.records else default_records_path(settings, names)
+    try:
+        done = read_match_records(records, settings, warn=lambda text: warn("arena", text))
+    except MatchRecordsError as err:
+        for p in players:
+            if hasattr(p, "close"):
+                p.close()
+        raise CliError(str(err)) from None
+    info = sys.stderr if args.json else sys.stdout
+    if done and args.until_decided:
+        note = f" (resuming: {len(done)} games are there; rounds go on until the score is decided)"
+    elif len(done) >= args.games:
+        note = f" (the match is complete: its {args.games} games are there)"
+    elif done:
+        note = f" (resuming: {len(done)} of {args.games} games are there; the other {args.games - len(done)} are played)"
+    else:
+        note = ""
+    print(f"records: {records}{note}", file=info, flush=True)
     progress = not (args.quiet or args.json)
+    common = dict(seed=args.seed, progress=progress, opening_plies=args.opening_plies,
+                  fixed_openings=args.fixed_openings, done=done, match=settings,
+                  on_game_end=lambda record: append_record(records, record))
     try:
         if args.until_decided:
-            result = play_until_decided(env, players[0], players[1], args.games, args.round, seed=args.seed,
-                                        progress=progress, opening_plies=args.opening_plies,
-                                        fixed_openings=args.fixed_openings)
+            result = play_until_decided(env, players[0], players[1], args.games, args.round, **common)
         else:
-            result = play_match(env, players[0], players[1], args.games, seed=args.seed, progress=progress,
-                                opening_plies=args.opening_plies, fixed_openings=args.fixed_openings)
+            result = play_match(env, players[0], players[1], args.games, **common)
+    except KeyboardInterrupt:
+        finished = read_match_records(records, settings, warn=lambda text: warn("arena", text))
+        partial = MatchResult.from_records(env.game.spec, names, finished, opening_plies=args.opening_plies)
+        again = "conhex-zero " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["arena"] else \
+            f"conhex-zero arena --resume {shlex.quote(str(records))}"
+        if "--records" not in sys.argv and "--resume" not in sys.argv and sys.argv[1:2] == ["arena"]:
+            again += f" --records {shlex.quote(str(records))}"
+        print(f"\nconhex-zero arena: stopped after {len(finished)} of {args.games} games; every finished game is "
+              f"in {records}; the same command continues the match: {again}", file=sys.stderr, flush=True)
+        if finished:
+            report(partial, records, args, stopped=True)
+        return 130
     finally:
         for p in players:
             if hasattr(p, "close"):
@@ -140,26 +215,59 @@ def run(args: argparse.Namespace) -> int:
         warn("arena", f"{result.game} has only {result.openings_available} distinct openings of "
              f"{plural(result.opening_plies, 'ply', 'plies')} for {plural((result.games + 1) // 2, 'pair')}: some "
              f"openings repeat, and the intervals count each distinct game once")
-    records = Path(args.records) if args.records else new_file(
-        Path("runs") / "arena" / f"{_slug(players[0].name)}-vs-{_slug(players[1].name)}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
-    result.write_records(records)
     if args.ladder:
-        ladder = Ladder.open(args.ladder)
-        for spec, player in zip((args.player1, args.player2), players):
-            kind = "reference" if spec == "random" or spec.startswith("mcts-rollout") else "player"
-            if player.name not in ladder.players:
-                ladder.add_player(player.name, kind)
-        ladder.add_match(players[0].name, players[1].name, result.distinct_wins_by_colour(), env.game.spec)
-    scoring = result.scoring() if args.scoring else None
+        add_to_ladder(args, players, result, env.game.spec, settings)
+    report(result, records, args)
+    return 0
+
+
+def add_to_ladder(args: argparse.Namespace, players: list, result, game: str, settings: dict) -> None:
+    """The match's distinct games into ``--ladder DIR``, once: a match already there (a finished
+    match run again, a resumed one) is not counted twice."""
+    import hashlib
+    import json
+
+    from conhex_zero.jsonl import read_jsonl
+    from conhex_zero.ladder.store import FILENAME, Ladder
+
+    match_id = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
+    path = Path(args.ladder) / FILENAME
+    if path.is_file() and any(e.get("match") == match_id for e in read_jsonl(path)):
+        warn("arena", f"{path} holds this match's games already: not added again")
+        return
+    ladder = Ladder.open(args.ladder)
+    for spec, player in zip((args.player1, args.player2), players):
+        kind = "reference" if spec == "random" or spec.startswith("mcts-rollout") else "player"
+        if player.name not in ladder.players:
+            ladder.add_player(player.name, kind)
+    ladder.add_match(players[0].name, players[1].name, result.distinct_wins_by_colour(), game, match=match_id)
+
+
+def _effort_text(effort: dict) -> str:
+    parts = []
+    if effort["seconds_per_move"] is not None:
+        parts.append(f"{effort['seconds_per_move']:.3g} s")
+    sims = effort["sims_per_move"]
+    if sims is not None:
+        parts.append(f"{sims['mean']:,.0f} simulations (least {sims['min']:,})")
+    if effort["moves_cut"] is not None:
+        parts.append(f"{effort['moves_cut']} of {effort['moves']} moves cut by the clock")
+    return ", ".join(parts) or "-"
+
+
+def report(result, records: Path, args: argparse.Namespace, stopped: bool = False) -> None:
+    """The match's result: JSON with --json, else the summary lines."""
+    scoring = result.scoring() if args.scoring and result.games % 2 == 0 else None
     if args.json:
-        print_json({**result.to_json(records), **(scoring.to_json() if scoring else {})})
-        return 0
+        print_json({**result.to_json(records), **(scoring.to_json() if scoring else {}),
+                    **({"stopped": True, "games_planned": args.games} if stopped else {})})
+        return
     low, high = result.score_ci95
     elo_low, elo_high = result.elo_ci95
-    print(f"{result.game}: {result.games} games in colour-exchanged pairs over random openings "
-          f"({plural(result.opening_plies, 'ply', 'plies')})"
+    print(f"{result.game}: {result.games} games{f' of {args.games} (stopped)' if stopped else ''} in "
+          f"colour-exchanged pairs over random openings ({plural(result.opening_plies, 'ply', 'plies')})"
           + (f"; {'decided' if result.decided else 'not decided'} after {plural(result.rounds, 'round')}"
-             if args.until_decided else ""))
+             if args.until_decided and not stopped else ""))
     print(f"  {result.distinct_games} distinct games, {plural(result.distinct_openings, 'distinct opening')}"
           + (f" (the board has {result.openings_available} of {plural(result.opening_plies, 'ply', 'plies')}: "
              "some openings repeat)" if result.openings_repeat else ""))
@@ -175,13 +283,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"score of {result.players[0]}: {result.score:.3f} [{low:.3f}, {high:.3f}]   "
               f"Elo difference {_elo(result.elo)} [{_elo(elo_low)}, {_elo(elo_high)}] (95%)")
-    per_move = ", ".join(f"{name} {'-' if t is None else f'{1000 * t:.1f} ms'}"
-                         for name, t in zip(result.players, result.seconds_per_move))
     print(f"mean game length {result.mean_length:.1f} plies; forfeits {result.forfeits}; records: {records}")
-    print(f"thinking time per move (batched): {per_move}")
+    print("per move: " + "; ".join(f"{name} {_effort_text(e)}" for name, e in zip(result.players, result.effort())))
     if scoring:
         print_scoring(scoring, result.players)
-    return 0
 
 
 def print_scoring(scoring, names: tuple[str, str]) -> None:

@@ -71,6 +71,19 @@ def resolve_device(name: str) -> "torch.device":
     return device
 
 
+def handle_sigterm() -> None:
+    """SIGTERM stops a long command as Ctrl-C does (``KeyboardInterrupt``), so that it ends cleanly,
+    keeping and reporting what it finished (a match's games), when a machine or a script ends it."""
+    import signal
+    import threading
+
+    def stop(_signum, _frame) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, stop)
+
+
 def warn(command: str, message: str) -> None:
     """One warning line on standard error."""
     print(f"conhex-zero {command}: warning: {message}", file=sys.stderr, flush=True)

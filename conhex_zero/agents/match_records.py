@@ -1,0 +1,112 @@
+"""A match's records file, written game by game, from which a stopped match resumes.
+
+Every game is appended as it ends: one complete JSON line (``GameRecord``), flushed to disk, so a
+match stopped at any moment (Ctrl-C, a closed terminal, a machine taken back, an engine crashing)
+keeps every finished game; a line cut short by a crash is skipped with a note when the file is
+next read (and dropped when the next game is appended). Every record carries the match's settings
+(``match_settings``: the players as named, the game, the seed, the number of games, the openings'
+length, the simulations of checkpoint players, the rounds of ``--until-decided``); a records file
+holding games of another match is refused, naming the first setting that differs. The default
+path is made of those settings, so the same command finds its own file again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+from conhex_zero.agents.match_result import GameRecord
+from conhex_zero.jsonl import append_jsonl, iter_jsonl
+
+SETTINGS_ORDER = ("players", "game", "seed", "games", "sims", "opening_plies", "fixed_openings", "until_decided",
+                  "round")
+
+
+class MatchRecordsError(ValueError):
+    """A records file that cannot continue this match; the message says why and what to do."""
+
+
+def match_settings(players: list[str], game: str, seed: int, games: int, sims: int | None, opening_plies: int,
+                   fixed_openings: bool, until_decided: bool, round_games: int) -> dict[str, Any]:
+    """The settings that make a match's games what they are (not how its result is shown)."""
+    return {"players": list(players), "game": game, "seed": seed, "games": games, "sims": sims,
+            "opening_plies": opening_plies, "fixed_openings": fixed_openings, "until_decided": until_decided,
+            "round": round_games if until_decided else None}
+
+
+def _slug(name: str) -> str:
+    stem = Path(name).stem if name.endswith(".pt") else name
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", stem)[:40]
+
+
+def default_records_path(settings: dict[str, Any], names: tuple[str, str]) -> Path:
+    """``runs/arena/P1-vs-P2-GAME-sSEED-NNg.jsonl``, with a short digest of the other settings: the
+    same match always gets the same file (and so resumes), another match another file."""
+    import hashlib
+
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
+    game = re.sub(r"[^A-Za-z0-9_.-]+", "_", settings["game"])[:40]
+    return (Path("runs") / "arena" /
+            f"{_slug(names[0])}-vs-{_slug(names[1])}-{game}-s{settings['seed']}-{settings['games']}g-{digest}.jsonl")
+
+
+def _record(entry: dict[str, Any], where: str) -> GameRecord:
+    fields = {"index": int, "game": str, "seed": int, "first": str, "second": str, "moves": list, "opening": int,
+              "winner": int, "winner_name": str, "result": str}
+    for key, kind in fields.items():
+        value = entry.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise MatchRecordsError(f"{where}: not an arena record of this version (field {key!r} is "
+                                    f"{json.dumps(value)[:40]}); move the file away to start the match anew")
+    known = set(GameRecord.__dataclass_fields__)
+    return GameRecord(**{k: v for k, v in entry.items() if k in known})
+
+
+def _difference(theirs: dict[str, Any], ours: dict[str, Any]) -> str:
+    for key in SETTINGS_ORDER:
+        if theirs.get(key) != ours.get(key):
+            return f"{key} {json.dumps(theirs.get(key))[:60]} there, {json.dumps(ours.get(key))[:60]} here"
+    return "settings differ"
+
+
+def read_match_records(path: str | Path, settings: dict[str, Any],
+                       warn: Callable[[str], None]) -> list[GameRecord]:
+    """The finished games of this match in ``path`` (none when it does not exist), each index once;
+    ``MatchRecordsError`` when the file holds games of another match or is not a records file."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    if not path.is_file():
+        raise MatchRecordsError(f"--records {path} is not a file")
+    from conhex_zero.jsonl import JsonlError
+
+    games: dict[int, GameRecord] = {}
+    try:
+        for number, entry in iter_jsonl(path, warn=warn):
+            where = f"{path}:{number}"
+            theirs = entry.get("match")
+            if not isinstance(theirs, dict):
+                raise MatchRecordsError(f"{path} holds games that name no match settings (written by an older "
+                                        f"version, or by hand): choose another --records, or move it away")
+            if theirs != settings:
+                raise MatchRecordsError(f"{path} holds games of another match ({_difference(theirs, settings)}): "
+                                        f"choose another --records, or move the file away to play this match")
+            record = _record(entry, where)
+            if not 0 <= record.index < settings["games"]:
+                raise MatchRecordsError(f"{where}: game {record.index} is not a game of this {settings['games']}-game "
+                                        f"match")
+            games.setdefault(record.index, record)  # a game written twice counts once
+    except JsonlError as err:
+        raise MatchRecordsError(str(err)) from None
+    return [games[i] for i in sorted(games)]
+
+
+def append_record(path: str | Path, record: GameRecord) -> None:
+    """One game appended as one complete line and flushed to the disk before the next game is played
+    (a torn last line left by a crash is dropped first, with a warning)."""
+    append_jsonl(path, [record.to_json()])
+    with open(path, "rb+") as f:
+        os.fsync(f.fileno())
