@@ -12,6 +12,7 @@ os.environ["OMP_NUM_THREADS"] = "1"  # before torch is imported: also read by su
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 from collections import defaultdict  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
@@ -29,6 +30,47 @@ def _one_thread():
         torch.set_num_threads(1)
 
 
+
+
+# ------------------------------------------------------------- the slow cases
+SLOW_CASES = Path(__file__).with_name("slow_cases.txt")
+
+
+def _slow_entries() -> list[str]:
+    """``file::name``, ``file::name[params]`` or ``file::prefix*`` entries of tests/slow_cases.txt."""
+    entries, current = [], None
+    for line in SLOW_CASES.read_text().splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if not line[0].isspace():
+            current = line.strip()
+        elif current is not None:
+            entries.append(f"{current}::{line.strip()}")
+    return entries
+
+
+def _is_listed(nodeid: str, entry: str) -> bool:
+    if entry.endswith("*"):
+        return nodeid.startswith(entry[:-1])
+    return nodeid == entry or nodeid.startswith(entry + "[")
+
+
+_unmatched: list[str] = []
+
+
+def pytest_collection_modifyitems(config, items):
+    """Marks the tests of tests/slow_cases.txt slow (run by ``-m slow``, not by the fast suite)."""
+    entries = _slow_entries()
+    used: set[str] = set()
+    for item in items:
+        for entry in entries:
+            if _is_listed(item.nodeid, entry):
+                item.add_marker(pytest.mark.slow)
+                used.add(entry)
+                break
+    files = {item.nodeid.split("::")[0] for item in items}
+    _unmatched[:] = [e for e in entries if e not in used and e.split("::")[0] in files
+                     and not any(i.nodeid.startswith(e.rstrip("*").split("[")[0]) for i in items)]
 
 
 # ------------------------------------------------------------- the groups' summary
@@ -51,7 +93,12 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_terminal_summary(terminalreporter):
-    """Which optional groups ran and which were skipped, and why (so a skip cannot hide a gap)."""
+    """Which optional groups ran and which were skipped, and why (so a skip cannot hide a gap); and
+    entries of tests/slow_cases.txt that name no test any more (renamed or removed tests)."""
+    if _unmatched:
+        terminalreporter.section("tests/slow_cases.txt")
+        for entry in _unmatched:
+            terminalreporter.write_line(f"names no test: {entry}")
     terminalreporter.section("optional test groups")
     for group, what in GROUPS.items():
         counts = _outcomes.get(group, {})

@@ -110,13 +110,13 @@ def test_arena_game_from_the_checkpoints(monkeypatch, capsys, tmp_path, hex4, he
                                                "--records", records])
     assert code == 0 and json.loads(out)["game"] == "hex-4" and err == ""
     code, out, err = run(monkeypatch, capsys, ["arena", "random", "random", "--games", "2", "--json",
-                                               "--records", records])
+                                               "--records", str(tmp_path / "r2.jsonl")])
     assert code == 0 and json.loads(out)["game"] == "conhex"  # no checkpoint: conhex
     code, out, err = run(monkeypatch, capsys, ["arena", f"{hex4}:sims=2", f"{hex3}:sims=2", "--games", "2"])
     assert code == 2 and "trained on hex-4 and" in err and "on hex-3: choose the game with --game" in err
     assert len(err.strip().splitlines()) == 1
     code, out, err = run(monkeypatch, capsys, ["arena", f"{hex4}:sims=2", f"{hex3}:sims=2", "--games", "2",
-                                               "--game", "hex-3", "--json", "--records", records])
+                                               "--game", "hex-3", "--json", "--records", str(tmp_path / "r3.jsonl")])
     assert code == 0 and json.loads(out)["game"] == "hex-3"
     assert err == f"conhex-zero arena: warning: {hex4} was trained on hex-4, not hex-3: expect weak play\n"
 

@@ -68,7 +68,6 @@ def test_rank_seeds_and_merged_counts():
 
 # -------------------------------------------------------- two processes
 @pytest.mark.slow
-@pytest.mark.ci
 def test_two_processes_train_checkpoint_resume_exactly(tmp_path):
     part, whole = tmp_path / "part", tmp_path / "whole"
     # The stopped run also saves iteration 1's state between evaluations (state_minutes): every rank
@@ -146,7 +145,6 @@ sys.exit(main(["train", "--config", sys.argv[2], "--run-dir", sys.argv[3], "--qu
 
 
 @pytest.mark.slow
-@pytest.mark.ci
 @pytest.mark.parametrize("failure", ["die", "hang"])
 def test_a_failed_rank_fails_the_job_quickly(tmp_path, failure):
     driver = tmp_path / "driver.py"

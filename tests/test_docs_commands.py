@@ -119,7 +119,7 @@ def is_slow(cmd: Command) -> bool:
     return any(w == "--compile" or re.match(r"^[\w.]*compile=(true|yes|on|1)$", w, re.I) for w in cmd.words)
 
 
-CASES = [pytest.param(c, id=c.id, marks=[pytest.mark.slow] if is_slow(c) else [])
+CASES = [pytest.param(c, id=c.id, marks=[pytest.mark.heavy] if is_slow(c) else [pytest.mark.slow])
          for c in ALL if c.problem or c.skip or classify(c.words)[0] != "not-run"]
 
 

@@ -90,15 +90,14 @@ def test_cells_never_change_owner_and_pieces_never_move():
 SLOW_CASES = [("conhex", 5000), ("conhex:random=3,forbid=4", 2000), ("hex-11:swap", 2000), ("hex-19", 500)]
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 @pytest.mark.parametrize("spec, games", SLOW_CASES)
 def test_many_more_random_games(spec, games):
     env, state, _ = run_random_games(spec, games, seed=zlib.crc32(spec.encode()) + 1)
     assert bool(state.done.all())
 
 
-@pytest.mark.slow
-@pytest.mark.ci  # the slow cases, a tenth of their games each (other seeds), on every run
+@pytest.mark.slow  # the heavy cases, a tenth of their games each (other seeds), in CI
 @pytest.mark.parametrize("spec, games", SLOW_CASES)
 def test_a_sample_of_the_slow_cases(spec, games):
     env, state, _ = run_random_games(spec, games // 10, seed=zlib.crc32(spec.encode()) + 2)

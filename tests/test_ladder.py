@@ -89,7 +89,7 @@ def test_ladder_file_round_trip_trim_and_schedule(tmp_path):
 def test_ladder_command_prints_a_table_and_draws_a_png(tmp_path, capsys):
     for p1, p2 in (("mcts-rollout:32", "random"), ("mcts-rollout:32", "mcts-rollout:4"), ("mcts-rollout:4", "random")):
         assert main(["arena", p1, p2, "--game", "hex-4", "--games", "12", "--quiet", "--ladder", str(tmp_path),
-                     "--records", str(tmp_path / "rec.jsonl")]) == 0
+                     "--records", str(tmp_path / f"{p1}-{p2}.jsonl")]) == 0
     capsys.readouterr()
     assert main(["ladder", str(tmp_path)]) == 0
     out = capsys.readouterr().out

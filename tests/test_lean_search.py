@@ -174,7 +174,7 @@ def test_a_kept_tree_starts_with_full_batches():
     assert len(calls) <= 400 // 16 + 1 < fresh_calls
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 def test_full_batches_on_a_kept_tree_judge_positions_as_well_as_a_small_start():
     """The kept tree's full first batches cost nothing measurable per simulation: on Hex 5x5
     positions reached by a searched move and its likeliest reply, continuing the kept tree with

@@ -78,7 +78,6 @@ class PerfectDefender:
 
 
 @pytest.mark.slow
-@pytest.mark.ci  # about 2 CPU minutes: worth running on every change
 def test_training_learns_hex_4x4(tmp_path):
     config = load_config(None, LEARN_HEX4)
     train(config, tmp_path / "run", progress=False, log=lambda *_: None)

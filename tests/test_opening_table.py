@@ -99,7 +99,7 @@ def test_self_play_checks_count_distinct_games_from_each_opening():
 
 def test_openings_command_writes_the_whole_table(tmp_path, capsys):
     out = tmp_path / "t.json"
-    assert main(["openings", HEX4, "--sims", "8", "16", "32", "--other", HEX4, "--check-games", "2", "--check-count",
+    assert main(["openings", HEX4, "--sims", "8,16,32", "--other", HEX4, "--check-games", "2", "--check-count",
                  "1", "--check-sims", "4", "--json", str(out), "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "every search at 8 and 16 and 32 simulations" in text

@@ -195,7 +195,7 @@ def test_solver_refuses_what_it_cannot_solve():
         HexSolver(hex_board(7))
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 def test_solver_settles_every_hex5_opening():
     """The full solve (about 25 s of CPU time): every opening on its own, no symmetry and no book."""
     board = hex_board(5)

@@ -144,7 +144,7 @@ def _wait_for_lock(run: Path, proc: subprocess.Popen, timeout: float = 120.0) ->
     raise AssertionError("the first process never took the lock")
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 def test_two_processes_resuming_one_run(tmp_path):
     """Two ``conhex-zero train --resume RUN`` processes: one runs, the other exits non-zero at once
     naming it; the run then equals an uninterrupted one."""
@@ -166,7 +166,7 @@ def test_two_processes_resuming_one_run(tmp_path):
     same_run(whole, run)
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 def test_a_killed_trainer_leaves_a_lock_that_the_resume_takes_over(tmp_path):
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     whole, run = tmp_path / "whole", tmp_path / "run"
@@ -188,7 +188,7 @@ def test_a_killed_trainer_leaves_a_lock_that_the_resume_takes_over(tmp_path):
     same_run(whole, run)
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 def test_a_second_torchrun_job_on_one_run_is_refused(tmp_path):
     """A torchrun job holds its run (rank 0 takes the lock for all ranks); a second job on the same
     directory is refused on every rank, naming the holder."""

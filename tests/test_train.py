@@ -386,7 +386,7 @@ def test_training_without_evaluation_games(tmp_path):
     assert "eval/elo" not in result.last_metrics
 
 
-@pytest.mark.slow  # inductor compiles for a minute or more
+@pytest.mark.heavy  # inductor compiles for a minute or more
 def test_compile_true_trains(tmp_path):
     config = load_config(TINY, ["iterations=2", "optim.compile=true", "selfplay.compile=true"])
     result = train(config, tmp_path / "run", progress=False, log=lambda *_: None)

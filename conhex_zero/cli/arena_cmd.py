@@ -185,7 +185,8 @@ def run(args: argparse.Namespace) -> int:
         note = f" (resuming: {len(done)} of {args.games} games are there; the other {args.games - len(done)} are played)"
     else:
         note = ""
-    print(f"records: {records}{note}", file=info, flush=True)
+    if not args.json or not args.records or done:  # the default path, or a resume: said at the start
+        print(f"records: {records}{note}", file=info, flush=True)
     progress = not (args.quiet or args.json)
     common = dict(seed=args.seed, progress=progress, opening_plies=args.opening_plies,
                   fixed_openings=args.fixed_openings, done=done, match=settings,

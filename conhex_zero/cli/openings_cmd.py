@@ -26,7 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "at both efforts, over the repeats and the symmetric openings, puts it on the same side of 50% (or "
         "the search proved its result: 'proven win' or 'proven loss', exact whatever the effort); the "
         "header says how many are stable, and the others are undecided at this effort. Several --sims "
-        "(e.g. --sims 200 800 3200) search every opening at each: the largest gives the win % and the swap "
+        "(e.g. --sims 200,800,3200) search every opening at each: the largest gives the win % and the swap "
         "decision, and stable means the same side of 50% at all of them. --other CKPT analyses a second "
         "model (another training line) the same way and says, opening by opening, whether the two agree on "
         "the swap; --check-games N plays N self-play games from each of the openings that matter most (the "
@@ -41,14 +41,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         epilog="examples:\n  conhex-zero openings checkpoints/hex5-l4h64.pt --png openings.png\n"
                "  conhex-zero openings checkpoints/conhex-l4h64.pt --sims 400 --json openings.json\n"
                "  conhex-zero openings checkpoints/hex5-l4h64.pt --after c3  (the replies to c3)\n"
-               "  conhex-zero openings checkpoints/conhex-l4h64.pt --sims 200 800 3200 --check-games 20\n"
+               "  conhex-zero openings checkpoints/conhex-l4h64.pt --sims 200,800,3200 --check-games 20\n"
                "  conhex-zero openings checkpoints/hex5-l4h64.pt --record game3.sgf  (a real game, move by move)",
         formatter_class=HelpFormatter)
     p.add_argument("checkpoint", metavar="CKPT", help="a checkpoint (.pt) file")
     p.add_argument("--game", help="game spec (default: the checkpoint's game)")
-    p.add_argument("--sims", type=int, nargs="+", default=[DEFAULT_SIMS], metavar="N",
+    p.add_argument("--sims", type=efforts, default=[DEFAULT_SIMS], metavar="N[,N...]",
                    help=f"search simulations per opening and repeat (default: {DEFAULT_SIMS}); several efforts, "
-                   "e.g. 200 800 3200: the largest gives the win %% and swap, stability is checked across all")
+                   "e.g. 200,800,3200: the largest gives the win %% and swap, stability is checked across all")
     p.add_argument("--repeats", type=int, default=2,
                    help="independent searches per opening, for the spread (default: 2)")
     p.add_argument("--compare-sims", type=int, default=None, metavar="M",
@@ -85,6 +85,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_threads_argument(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
+
+
+def efforts(text: str) -> list[int]:
+    """``200`` or ``200,800,3200``: one or more simulation counts (argparse's ``type``)."""
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: simulations as N or N,N,... (e.g. 200,800,3200)") from None
+    if not values:
+        raise argparse.ArgumentTypeError("give at least one number of simulations")
+    return values
 
 
 def parse_size(text: str) -> tuple[int, int]:

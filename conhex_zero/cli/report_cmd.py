@@ -11,7 +11,7 @@ from pathlib import Path
 
 from conhex_zero.cli.common import (CliError, preflight_checkpoint, preflight_game, HelpFormatter,
                                     add_threads_argument, game_for_players, plural, resolve_device)
-from conhex_zero.cli.openings_cmd import parse_size
+from conhex_zero.cli.openings_cmd import efforts, parse_size
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -34,9 +34,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="DIR", help="output directory (default: runs/report-<checkpoint name>)")
     p.add_argument("--game", help="game spec (default: the checkpoint's game; conhex for mcts-rollout:K)")
     p.add_argument("--sims", type=int, default=32, help="simulations per self-play move (default: 32)")
-    p.add_argument("--opening-sims", type=int, nargs="+", default=[64], metavar="N",
+    p.add_argument("--opening-sims", type=efforts, default=[64], metavar="N[,N...]",
                    help="simulations per opening in the opening analysis (default: 64, checked at half of it; several, "
-                   "e.g. 200 800 3200: each effort, the largest for the verdicts; 0 skips it)")
+                   "e.g. 200,800,3200: each effort, the largest for the verdicts; 0 skips it)")
     p.add_argument("--other", metavar="CKPT", help="a second model (another training line's) for the opening table: "
                    "its verdicts beside the checkpoint's, and where the two agree")
     p.add_argument("--check-games", type=int, default=0, metavar="N",

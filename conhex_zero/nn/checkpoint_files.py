@@ -20,7 +20,7 @@ def path_exists(path: str | Path) -> bool:
         return False
 
 
-def shown(path: str | Path, limit: int = 80) -> str:
+def shown(path: str | Path, limit: int = 240) -> str:
     """A path as a message shows it: at most ``limit`` characters, unprintable ones escaped."""
     text = str(path).encode("unicode_escape", "backslashreplace").decode("ascii") if not str(path).isprintable() \
         else str(path)
