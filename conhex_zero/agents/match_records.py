@@ -38,7 +38,10 @@ def match_settings(players: list[str], game: str, seed: int, games: int, sims: i
 
 
 def _slug(name: str) -> str:
-    stem = Path(name).stem if name.endswith(".pt") else name
+    """A player's name as part of a file name: a checkpoint by its file's stem, its effort after it
+    (``conhex-l4h64-seconds1``); anything else with its odd characters replaced."""
+    m = re.fullmatch(r"(.+\.pt)(?::(sims|seconds)=([^:]+))?", name, flags=re.DOTALL)
+    stem = Path(m.group(1)).stem + (f"-{m.group(2)}{m.group(3)}" if m.group(2) else "") if m else name
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", stem)[:40]
 
 
