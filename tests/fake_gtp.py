@@ -5,11 +5,15 @@
 Modes change what ``genmove`` answers: a legal move (good), an occupied cell (illegal), nonsense
 (garbage), nothing at all (silent: the caller must time out), an exit (crash), an error reply
 (error), or ``resign``. With ``FAKE_GTP_LOG=FILE`` in the environment every command received is
-appended to FILE (one line each), for tests that count what an engine was told.
+appended to FILE (one line each), for tests that count what an engine was told; with
+``FAKE_GTP_STARTUP=S`` it sleeps S seconds before it reads anything (a program slow to start).
 """
 
 import os
 import sys
+import time
+
+time.sleep(float(os.environ.get("FAKE_GTP_STARTUP", "0")))
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "good"
 size = 11

@@ -100,3 +100,24 @@ def test_an_unnamed_engine_is_named_after_its_program():
     assert short_name("mohex --seed 1") == short_name("mohex   --seed  1")  # the words, not the spacing
     assert short_name("mohex --seed 1") != short_name("mohex --seed 2")
     assert short_name("mohex --seed 1").startswith("gtp:mohex~")
+
+
+def test_an_engine_slow_to_start_gets_its_startup_allowance(monkeypatch):
+    """Starting a program (importing a large library on a busy machine) may take far longer than a
+    move: the first reply gets ``startup`` seconds, every later one ``timeout``."""
+    monkeypatch.setenv("FAKE_GTP_STARTUP", "1.5")
+    env = VecEnv("hex-3")
+    slow_start = GTPPlayer(env, f"{sys.executable} {FAKE} good", name="slow", timeout=0.5, parallel=1, startup=20)
+    try:
+        r = play_match(env, slow_start, make_player("random", env, 1), 2, seed=0, progress=False)
+    finally:
+        slow_start.close()
+    assert r.forfeits == 0
+    impatient = GTPPlayer(env, f"{sys.executable} {FAKE} good", name="impatient", timeout=0.5, parallel=1, startup=0.5)
+    try:
+        r = play_match(env, impatient, make_player("random", env, 1), 2, seed=0, progress=False)
+    finally:
+        impatient.close()
+    assert r.forfeits >= 1
+    assert "no reply within 0.5 s of starting (--gtp-startup)" in next(rec.result for rec in r.records
+                                                                         if rec.result.startswith("forfeit"))
