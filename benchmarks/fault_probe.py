@@ -752,6 +752,71 @@ def malicious_pickle() -> None:
             raise Failed(r.err[:300])
 
 
+# ============================================== 17. what a new user and a second probe met (issue 36)
+@case(17, "a player name of 300 characters, or with a control character: one line, no 'File name too long'")
+def long_and_odd_player_names() -> None:
+    one_line_error(cli("arena", "x" * 300, "random", "--game", "hex-3", "--games", "2"), "unknown player")
+    one_line_error(cli("arena", "x" * 300 + ".pt", "random", "--game", "hex-3"), "no checkpoint file at")
+    one_line_error(cli("play", "na\x01me.pt"), "no checkpoint file at")
+
+
+@case(17, "arena started in the background (SIGINT ignored) stops on kill -INT, keeping its finished games")
+def arena_hears_sigint() -> None:
+    import signal
+
+    records = fresh("sigint") / "m.jsonl"
+    records.parent.mkdir(parents=True)
+    proc = subprocess.Popen([sys.executable, "-m", "conhex_zero.cli.main", "arena", "random", "mcts-rollout:200",
+                             "--game", "hex-5", "--games", "8", "--records", str(records), "--quiet"], env=ENV, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and not (records.is_file() and records.read_text()):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise Failed("kill -INT did not stop the match within 60 s") from None
+    if proc.returncode != 130 or "stopped after" not in err or "Traceback" in err:
+        raise Failed(f"exit status {proc.returncode}: {err.strip()[-300:]}")
+
+
+@case(17, "PUT and DELETE to the page: 405 with the methods its resources take")
+def page_method_not_allowed() -> None:
+    from conhex_zero.play.server import GameServer, PlayServer
+
+    server = PlayServer(GameServer("random", "hex-3", 0), "127.0.0.1", 0)
+    import threading
+
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for method, path, allow in (("PUT", "/", "GET, HEAD"), ("DELETE", "/api/state", "GET, HEAD")):
+            request = urllib.request.Request(server.url.rstrip("/") + path, data=b"{}", method=method,
+                                             headers={"Content-Type": "application/json"})
+            try:
+                urllib.request.urlopen(request, timeout=30)
+                raise Failed(f"{method} {path} was answered 200")
+            except urllib.error.HTTPError as err:
+                if err.code != 405 or err.headers.get("Allow") != allow:
+                    raise Failed(f"{method} {path}: {err.code}, Allow {err.headers.get('Allow')!r}") from None
+    finally:
+        server.shutdown()
+        server.server_close()
+        server.game.close()
+
+
+@case(17, "a typo in a game name, a missing checkpoint: refused before torch is imported")
+def refused_before_torch() -> None:
+    probe = ("import sys; from conhex_zero.cli.main import main; code = main(sys.argv[1:]); "
+             "print('TORCH', 'torch' in sys.modules, file=sys.stderr); sys.exit(code)")
+    for args in (["rules", "hexx"], ["arena", "no/such/file.pt", "random"], ["openings", "none.pt"]):
+        p = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, env=ENV, cwd=ROOT)
+        if p.returncode != 2 or "TORCH False" not in p.stderr:
+            raise Failed(f"{' '.join(args)}: exit {p.returncode}, {p.stderr.strip()[-200:]}")
+
+
 # ======================================================================== driver
 class Skipped(Exception):
     """A case that cannot run here (the message says why)."""
@@ -760,7 +825,7 @@ class Skipped(Exception):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="leave out the slow cases")
-    parser.add_argument("--only", help="comma-separated item numbers of the issue (1-16)")
+    parser.add_argument("--only", help="comma-separated item numbers (1-16: issue 25; 17: issue 36)")
     parser.add_argument("--keep", action="store_true", help=f"keep the work directory ({WORK})")
     args = parser.parse_args()
     torch.set_num_threads(1)

@@ -93,3 +93,25 @@ def test_a_shown_output_is_the_real_one(where, command, expected):
     real = [x.rstrip() for x in run(command).rstrip("\n").split("\n")]
     shown = [x.rstrip() for x in "\n".join(expected).rstrip("\n").split("\n")]
     assert real == shown, f"{where}: `{command}` prints\n" + "\n".join(real)
+
+
+def test_the_arena_pages_first_example_is_the_published_rows_command():
+    """docs/arena.md's first example is the command of the published row it quotes, with that row's
+    figure (an example and the figure next to it must match)."""
+    import importlib.util
+    import json
+    import shlex
+
+    spec = importlib.util.spec_from_file_location("published_matches", ROOT / "benchmarks" / "published_matches.py")
+    published = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(published)
+    row = published.MATCHES["hex5-vs-rollout200"]
+    text = (ROOT / "docs" / "arena.md").read_text()
+    first = next(b for tag, _, b, _ in blocks(ROOT / "docs" / "arena.md") if tag == "bash")[0]
+    words = shlex.split(first)
+    assert words[:2] == ["conhex-zero", "arena"] and words[2:4] == row[:2]
+    for option in ("--games", "--sims", "--seed"):
+        assert words[words.index(option) + 1] == row[row.index(option) + 1], option
+    result = json.loads((ROOT / "benchmarks" / "results" / "published_matches.json").read_text())
+    wins = result["matches"]["hex5-vs-rollout200"]["wins"][0]
+    assert f"({wins} of {row[row.index('--games') + 1]} for the" in text
