@@ -52,7 +52,8 @@ def test_a_line_goes_on_piece_by_piece(tmp_path):
     records = Line(line).pieces()
     assert [r["piece"] for r in records] == [1, 2] and records[0]["commit"] == "abc123"
     assert records[1]["commit"] != "" and records[1]["torch"] == torch.__version__
-    assert sorted(p.name for p in Line(line).checkpoint_files()) == ["iter_0003.pt", "iter_0006.pt"]
+    # the line keeps every evaluated checkpoint (tiny.yaml evaluates every iteration)
+    assert [p.name for p in Line(line).checkpoint_files()] == [f"iter_{i:04d}.pt" for i in range(1, 7)]
     players = {e["name"] for e in read_jsonl(line / "ladder.jsonl") if e["type"] == "player"}
     assert {"iter_0003", "iter_0006", "random", "mcts-rollout:8"} <= players
     # the second piece's first evaluation played the first piece's checkpoint (its predecessor)

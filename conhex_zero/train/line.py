@@ -13,7 +13,8 @@ run directory: its replay alone is hundreds of MB. A line keeps what the next pi
     LINE/ladder.jsonl              every evaluation game (the Elo ladder: ``conhex-zero ladder LINE``)
     LINE/pieces.jsonl              one record per piece: device, torch, commit, minutes, games,
                                    positions, self-play speed, Elo (``piece.py``)
-    LINE/checkpoints/iter_NNNN.pt  the last evaluated checkpoint of each piece
+    LINE/checkpoints/iter_NNNN.pt  every evaluated checkpoint (with --out, only the piece's newest goes
+                                   there: few files for a lent machine to send back)
     LINE/logs/piece-NNN.log        each piece's log
 
 A piece copies the line into a scratch run directory (``prepare_run``), trains there with the

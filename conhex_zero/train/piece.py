@@ -283,7 +283,10 @@ def _run_piece(line: Line, target: Line, config_file: str | None, overrides: lis
     first_iteration = (int(carry["iteration"]) if carry else 0) + 1
     eval_seconds = next((float(r["eval_seconds"]) for r in reversed(records) if r.get("eval_seconds")), EVAL_SECONDS)
     deadline = Deadline(minutes * 60, eval_seconds, clock)
-    written: list[str] = []  # the checkpoints this piece has put in the line (one is kept)
+    # The line keeps every evaluated checkpoint (its history: candidates, the ladder's players); an
+    # --out directory only the piece's newest, so that a lent machine sends back few files.
+    written: list[str] = []
+    drop_older = target.path.resolve() != line.path.resolve()
     state: dict[str, Any] = {"record": None}
 
     def record_now(stopped: str | None) -> dict:
@@ -298,7 +301,7 @@ def _run_piece(line: Line, target: Line, config_file: str | None, overrides: lis
             rec = record_now(None)
             rec["last_iteration"] = iteration
             carried = target.export(run, rec, records, piece_log.text(), first_iteration, tuple(written))
-            if evaluated:
+            if evaluated and drop_older:
                 written[:] = [f"iter_{int(carried['iteration']):04d}.pt"]
             state["record"] = rec
             deadline.saved(evaluated)
