@@ -264,12 +264,12 @@ def killed_holder() -> None:
     proc.communicate()
     r = cli("train", "--resume", str(run), "--quiet")
     succeeded(r)
-    if f"was left by pid {pid} on host {socket.gethostname()}" not in r.out:
-        raise Failed(f"no note about the stale lock: {r.out[:300]}")
+    if f"was left by pid {pid} on host {socket.gethostname()}" not in r.err:  # a warning: on stderr (issue 36)
+        raise Failed(f"no note about the stale lock on stderr: {r.err[:300]}")
     same_run(whole_run(), run)
 
 
-@case(1, "a second torchrun job on a run that a torchrun job trains: refused on every rank", slow=True)
+@case(1, "a second torchrun job on a run that a torchrun job trains: refused at once, naming the holder", slow=True)
 def second_torchrun_job() -> None:
     run = fresh("torchrun")
     small = ["iterations=50", "eval.games=2", "eval.previous_games=2", "eval.neighbours=0", "eval.references=random"]
@@ -285,8 +285,10 @@ def second_torchrun_job() -> None:
     finally:
         first.terminate()
         first.communicate(timeout=120)
+    # Each rank refuses before torch is imported (issue 36), so the first refusal ends the job: torchrun
+    # stops the other rank, which may not have said anything yet. Every refusal names the holder.
     refusals = [line for line in second.stderr.splitlines() if "is in use" in line]
-    if second.returncode == 0 or len(refusals) != 2 or not all(f"pid {pid} on host" in x for x in refusals):
+    if second.returncode == 0 or not refusals or not all(f"pid {pid} on host" in x for x in refusals):
         raise Failed(f"status {second.returncode}, refusals {refusals[:2]}")
 
 

@@ -184,7 +184,7 @@ def test_a_killed_trainer_leaves_a_lock_that_the_resume_takes_over(tmp_path):
     resumed = subprocess.run(_cli("train", "--resume", str(run), "--quiet"), env=env, cwd=ROOT, capture_output=True,
                              text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
-    assert f"was left by pid {pid} on host {socket.gethostname()}" in resumed.stdout
+    assert f"was left by pid {pid} on host {socket.gethostname()}" in resumed.stderr  # a warning: stderr
     same_run(whole, run)
 
 
@@ -212,5 +212,7 @@ def test_a_second_torchrun_job_on_one_run_is_refused(tmp_path):
         first.terminate()
         first.communicate(timeout=120)
     assert second.returncode != 0
+    # each rank refuses before torch is imported, so the first refusal ends the job (torchrun stops the
+    # other rank, which may not have spoken yet); every refusal names the holder
     refusals = [line for line in second.stderr.splitlines() if "is in use" in line]
-    assert len(refusals) == 2 and all(f"pid {pid} on host" in line for line in refusals), second.stderr[-3000:]
+    assert refusals and all(f"pid {pid} on host" in line for line in refusals), second.stderr[-3000:]
