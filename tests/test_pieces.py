@@ -209,3 +209,14 @@ def test_checkpoint_references_are_checked():
         load_config(TINY, [f"eval.references=[{ROOT / 'checkpoints' / 'conhex-l4h64.pt'}]"])
     c = load_config(TINY, ["game=hex-5", f"eval.references=[random, {ROOT / 'checkpoints' / 'hex5-l4h64.pt'}]"])
     assert c.eval.references[1].endswith("hex5-l4h64.pt")
+
+
+def test_a_piece_paused_by_stop_after_says_how_to_continue_the_line(tmp_path):
+    line = tmp_path / "line"
+    said: list[str] = []
+    result = run_piece(line, config_file=str(TINY), minutes=5, run_dir=tmp_path / "r1", stop_after=1,
+                       progress=False, log=said.append, install_signals=False)
+    assert result.record["stopped"] == "stop-after" and result.record["last_iteration"] == 1
+    pause = [s for s in said if "pausing after" in s]
+    # the line goes on with `piece LINE`; the scratch run is not what a user continues
+    assert pause and f"continue with conhex-zero piece {line}" in pause[0] and "--resume" not in pause[0]

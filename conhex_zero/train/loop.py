@@ -66,6 +66,9 @@ class Hooks:
     after_save: Callable[[int, bool], None] | None = None
     """Called (on rank 0) after each saved training state, with its iteration and whether that
     iteration was evaluated (a checkpoint written)."""
+    resume_hint: str | None = None
+    """What to tell the user after a pause (``stop_after``): the command that continues. None: the
+    loop's own advice (``--resume RUN``); a piece continues its line, not its scratch run."""
 
 
 @dataclass
@@ -459,7 +462,8 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
             log(f"stopping: max_minutes={config.max_minutes} reached")
             break
         if pause and iteration < config.iterations:
-            log(f"pausing after {plural(stop_after, 'iteration')}; continue with --resume {run.path}")
+            hint = hooks.resume_hint if hooks.resume_hint is not None else f"--resume {run.path}"
+            log(f"pausing after {plural(stop_after, 'iteration')}; continue with {hint}")
             break
         if stopped and iteration < config.iterations:
             break

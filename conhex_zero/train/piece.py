@@ -312,7 +312,8 @@ def _run_piece(line: Line, target: Line, config_file: str | None, overrides: lis
     interrupted = False
     try:
         result = train(config, run.path, resume=started, progress=progress, log=piece_log, stop_after=stop_after,
-                       hooks=Hooks(stop_now=deadline.stop_now, after_save=after_save))
+                       hooks=Hooks(stop_now=deadline.stop_now, after_save=after_save,
+                                   resume_hint=f"conhex-zero piece {target.path}"))
     except KeyboardInterrupt:
         interrupted = True
     if interrupted:
