@@ -209,3 +209,20 @@ def test_match_progress_counts_plies_with_an_estimated_total(monkeypatch):
     # Its total is an estimate (games x expected length), refined as games finish.
     assert all(total >= n for n, total, _ in bar.updates)
     assert len({total for _, total, _ in bar.updates}) > 2
+
+
+def test_self_play_progress_counts_the_first_movers_wins(monkeypatch):
+    # One player against itself (the report's self-play): both sides share a name, so "player 1's
+    # score" would be every game; the line shows the first mover's wins instead.
+    import conhex_zero.agents.arena as arena
+
+    _RecordingBar.bars = []
+    monkeypatch.setattr(arena, "progress_bar", _RecordingBar)
+    env = VecEnv("hex-5")
+    player = make_player("random", env, 1)
+    r = play_match(env, player, player, 8, seed=3, progress=True, opening_plies=1)
+    (bar,) = _RecordingBar.bars
+    first_wins = sum(1 for rec in r.records if rec.winner == 0)
+    assert 0 < first_wins < 8  # this seed's games split, so the count is not "all" by construction
+    low, high = wilson(first_wins, 8)
+    assert bar.updates[-1][2] == f"games 8/8, first player {first_wins}/8 ({low:.2f}-{high:.2f})"

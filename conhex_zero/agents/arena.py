@@ -89,6 +89,23 @@ def _is_clock(player: Player) -> bool:
     return getattr(player, "seconds", None) is not None
 
 
+def _counts(record: GameRecord, names: tuple[str, str], self_play: bool) -> bool:
+    """Whether a finished game counts for the progress line: player 1 won it, or in self-play the
+    first mover did (both players have one name there, so "player 1" would win every game)."""
+    return record.winner == 0 if self_play else record.winner_name == names[0]
+
+
+def progress_text(counted: int, finished: int, total: int, self_play: bool) -> str:
+    """The progress line's postfix: games finished of the match's, and player 1's score so far
+    (self-play: the first mover's wins) with its 95% Wilson interval."""
+    text = f"games {finished}/{total}"
+    if finished:
+        low, high = wilson(counted, finished)
+        label = "first player" if self_play else "score"
+        text += f", {label} {counted}/{finished} ({low:.2f}-{high:.2f})"
+    return text
+
+
 def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: int = 0,
                progress: bool = True, opening_plies: int = 0, first_index: int = 0,
                openings: OpeningPlan | None = None, fixed_openings: bool = False,
@@ -135,7 +152,9 @@ def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: 
     effort = _Effort(G)
     records: dict[int, GameRecord] = {}
     clock = (_is_clock(player1), _is_clock(player2))
-    score = [sum(1 for r in done if r.winner_name == names[0]), len(done)]  # player 1's wins, games
+    # player 1's wins and the games; in self-play (one name twice) the first mover's wins instead
+    self_play = names[0] == names[1]
+    score = [sum(1 for r in done if _counts(r, names, self_play)), len(done)]
 
     def finish(g: int) -> None:
         first, second = (names[0], names[1]) if bool(p1_first[g]) else (names[1], names[0])
@@ -147,7 +166,7 @@ def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: 
                                                                                state.winner[g:g + 1])[0]),
                             effort=effort.record(g, clock if bool(p1_first[g]) else clock[::-1]), match=match)
         records[g] = record
-        score[0] += int(record.winner_name == names[0])
+        score[0] += int(_counts(record, names, self_play))
         score[1] += 1
         if on_game_end is not None:
             on_game_end(record)
@@ -155,17 +174,13 @@ def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: 
     # The bar counts plies (moves by the players), so it moves during a long match, when games
     # still all run; its total is an estimate of the match's plies (games x expected length),
     # refined as games finish, so tqdm's time left is an estimate too. Its postfix: games finished
-    # and player 1's score so far with its 95% interval.
+    # and player 1's score so far with its 95% interval (in self-play the first mover's).
     guess = max(1, round(EXPECTED_LENGTH * env.num_holes))
     bar = progress_bar(total=G * guess, desc=f"{player1.name} vs {player2.name}", unit="ply", disable=not progress,
                        leave=False, dynamic_ncols=True)
 
     def postfix() -> None:
-        text = f"games {score[1]}/{len(done) + G}"
-        if score[1]:
-            low, high = wilson(score[0], score[1])
-            text += f", score {score[0]}/{score[1]} ({low:.2f}-{high:.2f})"
-        bar.set_postfix_str(text, refresh=False)
+        bar.set_postfix_str(progress_text(score[0], score[1], len(done) + G, self_play), refresh=False)
 
     postfix()
     finished = 0
