@@ -18,8 +18,9 @@ A line (train/line.py) is a long training run kept in a small directory, for mac
 for minutes: each piece copies it into a scratch run directory (runs/pieces/), trains until its
 minutes are nearly up, ends with an evaluated checkpoint and writes the line back after every saved
 state: carry.pt (weights, optimiser and schedule position, counters), metrics.jsonl, ladder.jsonl,
-pieces.jsonl (one record per piece), checkpoints/iter_NNNN.pt (every evaluated one; with --out the piece's newest) and
-logs/piece-NNN.log. The replay is not carried: each piece refills it from its own first self-play.
+pieces.jsonl (one record per piece), checkpoints/iter_NNNN.pt (every evaluated one; with --out
+the piece's newest) and logs/piece-NNN.log. The replay is not carried: each piece refills it from
+its own first self-play.
 
 examples:
   conhex-zero piece runs/my-line --config configs/tiny.yaml --minutes 1  (a new line, one minute)
