@@ -162,3 +162,34 @@ def test_inference_path_computes_the_training_paths_function(spec, batch):
         ref = block(x, enc.graph, to_cells, to_cells.flip(1))
         out = block.infer_(x.clone(), enc.graph, to_cells, to_cells.flip(1))
     assert (out - ref).abs().max() < 1e-5
+
+
+def test_the_bf16_evaluator_runs_every_tensor_in_bf16_and_follows_the_trained_weights(monkeypatch):
+    """``precision="bf16"``: the weights are cast for each call (norms included, no autocast), so the
+    outputs are close to float32's, and a change of the float32 weights (a training step) is seen
+    at the next call without copying anything."""
+    from conhex_zero.agents.evaluators import NetworkEvaluator
+
+    env, state = positions("conhex", 24, 12, seed=3)
+    net = make_net("l3h32", seed=2)
+    for p in net.parameters():
+        p.data.add_(0.05 * torch.randn_like(p))
+    fp32 = NetworkEvaluator(net, env, precision="fp32")
+    bf16 = NetworkEvaluator(net, env, precision="bf16")
+    norms: list[torch.dtype] = []
+    layer_norm = torch.nn.functional.layer_norm
+    monkeypatch.setattr(torch.nn.functional, "layer_norm", lambda x, *a, **k: norms.append(x.dtype) or layer_norm(x, *a, **k))
+    l32, v32 = fp32(state)
+    assert set(norms) == {torch.float32}
+    norms.clear()
+    l16, v16 = bf16(state)
+    assert set(norms) == {torch.bfloat16} and len(norms) == 4  # the blocks' norms and the last one, in bf16
+    legal = env.legal_mask(state)
+    p32, p16 = torch.softmax(l32, 1), torch.softmax(l16, 1)
+    assert (p32 - p16).abs().max() < 0.05 and (v32 - v16).abs().max() < 0.05
+    assert torch.equal(l16 <= -1e8, ~legal)
+    with torch.no_grad():
+        net.value[-1].bias.add_(1.0)  # what an optimiser step does: the float32 weights change in place
+    assert (bf16(state)[1] - v16).abs().max() > 0.01
+    with pytest.raises(ValueError, match="precision 'fp8'"):
+        NetworkEvaluator(net, env, precision="fp8")

@@ -8,6 +8,7 @@ reference); uniform prior with value 0.
 from __future__ import annotations
 
 import contextlib
+import time
 from typing import Callable, Protocol
 
 import torch
@@ -71,22 +72,40 @@ class RolloutEvaluator:
         return torch.zeros(B, A, device=state.device), total / self.rollouts
 
 
+PRECISIONS = ("autocast", "bf16", "fp32")
+"""How ``NetworkEvaluator`` computes: ``autocast`` (bf16 autocast on CUDA: matrix products in bf16,
+norms and elementwise work in float32; float32 on a CPU), ``bf16`` (every tensor in bf16, norms
+included: the weights are cast once a call and the network takes its lean inference path), ``fp32``."""
+
+
 class NetworkEvaluator:
     """The graph network (bf16 autocast on CUDA); illegal actions get logit ``NEG``.
 
-    ``compile=True`` runs the model through ``torch.compile`` (the shapes are fixed by the batch).
-    ``timer``, a context manager factory, wraps the model call alone (benchmarks time the network
-    apart from the encoding)."""
+    ``compile=True`` runs the model through ``torch.compile`` (the shapes are fixed by the batch);
+    the first call's time, compilation included, is kept in ``compile_seconds``. ``precision`` is
+    one of ``PRECISIONS``. ``timer``, a context manager factory, wraps the model call alone
+    (benchmarks time the network apart from the encoding)."""
 
     def __init__(self, model: GraphNet, env: VecEnv, autocast: bool = True, compile: bool = False,
-                 timer: Callable[[], contextlib.AbstractContextManager] | None = None):
+                 timer: Callable[[], contextlib.AbstractContextManager] | None = None, precision: str = "autocast"):
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision {precision!r}: one of {', '.join(PRECISIONS)}")
         self.model = model.to(env.device).eval()
         self.env = env
         self.encoder = Encoder(env)
-        self.autocast = autocast and env.device.type == "cuda"
-        self.forward = torch.compile(self.model) if compile else self.model
+        self.precision = precision
+        self.autocast = autocast and env.device.type == "cuda" and precision == "autocast"
+        run = self._bf16 if precision == "bf16" else self.model
+        self.forward = torch.compile(run) if compile else run
+        self.compile_seconds: float | None = None if compile else 0.0
+        """The first call's seconds when compiled (None until it has run), else 0."""
         self.timer = timer
         self.evaluated = 0  # positions evaluated so far (benchmarks read it)
+
+    def _bf16(self, encoded, graph) -> tuple[Tensor, Tensor, Tensor]:
+        """The model with every parameter cast to bf16 for this call (the trained weights stay float32)."""
+        weights = {name: p.to(torch.bfloat16) for name, p in self.model.named_parameters()}
+        return torch.func.functional_call(self.model, weights, (encoded, graph))
 
     def __call__(self, state: State, legal: Tensor | None = None, wins: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """``legal`` ``[B, A]`` and ``wins`` ``[B, 2, H]`` (``Tactics.winning_moves_both``): the
@@ -97,6 +116,10 @@ class NetworkEvaluator:
         legal = self.env.legal_mask(state) if legal is None else legal
         self.evaluated += state.batch_size
         encoded = self.encoder(state, legal, wins)
+        first = self.compile_seconds is None and not torch.compiler.is_compiling()
+        start = time.perf_counter() if first else 0.0
         with torch.no_grad(), ctx, (self.timer() if self.timer else contextlib.nullcontext()):
             logits, value, _ = self.forward(encoded, self.encoder.graph)
+        if first:
+            self.compile_seconds = time.perf_counter() - start
         return torch.where(legal, logits.float(), NEG), value.float()

@@ -5,8 +5,9 @@ with a freshly initialised network of the config's size for about ``seconds``, a
 Reported: positions (moves) and simulations per second, the network's share of the time (the model
 call alone, timed with CUDA events on a GPU), batched self-play steps (``steps``: all that the benchmark ran, warm-up
 included, so that a profiler wrapped around the command can divide by it; ``timed_steps``: those
-timed), host-synchronising ops per step (counted under torch's profiler over a few extra steps) and
-peak memory.
+timed), host-synchronising ops per step (counted under torch's profiler over a few extra steps),
+peak memory, and the network's settings (``precision``, ``compile``, ``cuda_graphs``; with compile, the
+first call's seconds, compilation included: ``compile_seconds``).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def bench_selfplay(config: TrainConfig, seconds: float = 10.0, warmup_steps: int
         torch.manual_seed(config.seed)
         model = GraphNet(ModelConfig.from_name(config.model), NUM_FEATURES).to(device).eval()
         timer = DeviceTimer(device)
-        evaluator = NetworkEvaluator(model, env, compile=config.selfplay.compile, timer=timer)
+        evaluator = NetworkEvaluator(model, env, compile=config.selfplay.compile, timer=timer,
+                                     precision=config.selfplay.precision)
         selfplay = SelfPlay(env, config.selfplay, evaluator, config.seed)
         replay = ReplayBuffer(env, config.replay.capacity, device)
         scratch = SelfPlayStats()
@@ -62,4 +64,7 @@ def bench_selfplay(config: TrainConfig, seconds: float = 10.0, warmup_steps: int
         "recorded_per_s": stats.recorded / elapsed, "network_fraction": network / elapsed,
         "syncs_per_step": None if syncs is None else syncs / sync_steps,
         "peak_memory_mb": round(peak_memory_mb(device), 1), "torch": torch.__version__,
+        "precision": config.selfplay.precision, "compile": config.selfplay.compile,
+        "cuda_graphs": config.selfplay.cuda_graphs,
+        "compile_seconds": None if evaluator.compile_seconds is None else round(evaluator.compile_seconds, 2),
     }

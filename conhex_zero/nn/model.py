@@ -163,7 +163,7 @@ class GraphNet(nn.Module):
 
     def forward(self, enc: Encoded, graph: Graph) -> tuple[Tensor, Tensor, Tensor]:
         H, C = graph.num_holes, graph.num_cells
-        x = self.embed(enc.x).transpose(0, 1).contiguous()  # [N, B, h]
+        x = self.embed(enc.x.to(self.embed.weight.dtype)).transpose(0, 1).contiguous()  # [N, B, h]
         contact = enc.contact.to(x.dtype)  # [B, C, 4]
         to_cells = contact / contact.sum(2, keepdim=True).clamp(min=1)
         to_sides = contact / contact.sum(1, keepdim=True).clamp(min=1)

@@ -57,6 +57,10 @@ class SelfPlayConfig:
     """torch.compile the network for self-play's evaluations (fixed shapes: one batch of games)."""
     cuda_graphs: bool = False
     """On CUDA, replay each search simulation as a CUDA graph (see search.mcts.Searcher)."""
+    precision: str = "autocast"
+    """The self-play network's arithmetic: autocast (bf16 matrix products under autocast on CUDA,
+    float32 on a CPU), bf16 (every tensor in bf16, norms included: fewer bytes moved on a GPU; slow
+    on a CPU without bf16 instructions) or fp32 (``agents.evaluators.PRECISIONS``)."""
     solver: bool = False
     """Proven values in self-play's searches (MCTS-solver, see search.mcts): off by default, the
     recipe the shipped models were trained with."""
@@ -111,6 +115,16 @@ class EvalConfig:
     opening_plies: int = 1
     """At least this many random moves open each pair of games (colours exchanged within a pair);
     longer when the board has fewer distinct openings of this length than a match has pairs."""
+    mode: str = "full"
+    """full: each evaluated checkpoint plays its ladder opponents inside the run (the games above);
+    check: the run only checks it in seconds (``check_games`` against random) and writes the
+    checkpoint unrated, for ``conhex-zero rate`` to rate later on another machine (a line whose
+    pieces run on lent GPUs, where a match of a few games costs minutes)."""
+    check_games: int = 8
+    """check mode: games against random (colour-exchanged pairs); the check passes when the network
+    wins more than half of them."""
+    check_sims: int = 0
+    """check mode: simulations of the network player (0: its raw policy, one evaluation a move)."""
 
 
 @dataclass(frozen=True)
@@ -352,6 +366,7 @@ def validate(c: TrainConfig) -> None:
         (c.selfplay.full_sims >= 1 and c.selfplay.cheap_sims >= 1, "selfplay.*_sims: at least 1"),
         (0 < c.selfplay.full_fraction <= 1, "selfplay.full_fraction: in (0, 1]"),
         (c.selfplay.scheme in ("gumbel", "puct"), "selfplay.scheme: gumbel or puct"),
+        (c.selfplay.precision in ("autocast", "bf16", "fp32"), "selfplay.precision: autocast, bf16 or fp32"),
         (c.selfplay.max_considered >= 1, "selfplay.max_considered: at least 1"),
         (0 <= c.selfplay.dirichlet_fraction <= 1, "selfplay.dirichlet_fraction: in [0, 1]"),
         (c.selfplay.dirichlet_alpha > 0, "selfplay.dirichlet_alpha: positive"),
@@ -381,6 +396,9 @@ def validate(c: TrainConfig) -> None:
         (c.eval.neighbours >= 0, "eval.neighbours: 0 or more"),
         (c.eval.sims >= 1, "eval.sims: at least 1"),
         (c.eval.opening_plies >= 0, "eval.opening_plies: 0 or more"),
+        (c.eval.mode in ("full", "check"), "eval.mode: full or check"),
+        (2 <= c.eval.check_games <= 1000 and c.eval.check_games % 2 == 0, "eval.check_games: even, from 2 to 1000"),
+        (0 <= c.eval.check_sims <= 100_000, "eval.check_sims: from 0 (the raw policy) to 100000"),
         (c.dist.timeout_s > 0 and c.dist.wait_timeout_s > 0, "dist.*timeout_s: positive"),
     ]
     for ok, message in checks:

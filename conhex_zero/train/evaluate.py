@@ -10,14 +10,21 @@ deterministic players; the win rates, their intervals and the ladder count disti
 (``MatchResult.distinct_wins_by_colour``). Every result goes to ``RUN/ladder.jsonl``; ratings are then
 fitted over all recorded games (``conhex-zero ladder RUN`` shows them). The network plays with
 Gumbel search without root noise (``eval.sims`` simulations).
+
+With ``eval.mode: check`` a run does not rate its checkpoints itself: ``check`` plays a few games
+against random in seconds (the raw policy by default) and the checkpoint is written unrated;
+``conhex-zero rate`` (``rating.py``) plays the ladder's games later, on any machine.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import time
+
 from conhex_zero.agents.arena import play_match
-from conhex_zero.agents.players import make_player, network_player
+from conhex_zero.agents.evaluators import NetworkEvaluator
+from conhex_zero.agents.players import PolicyPlayer, RandomPlayer, make_player, network_player
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.ladder.store import Ladder, nearest
 from conhex_zero.nn.checkpoint import load_checkpoint
@@ -113,3 +120,21 @@ def evaluate(env: VecEnv, model: GraphNet, previous: tuple[str, GraphNet] | None
                and (n == name or _on_disk(run_path, i)) and n in ratings.elo]
     best = max(on_disk, key=lambda n: ratings.elo[n]) if on_disk else None
     return metrics, best
+
+
+def check(env: VecEnv, model: GraphNet, config: EvalConfig, seed: int) -> dict[str, float]:
+    """The check of ``eval.mode: check``: ``config.check_games`` games against random, the network
+    playing its raw policy (``check_sims`` 0) or a search. Seconds on any device: one network call a
+    move for a few games. Metrics: ``check/wins``, ``check/games``, ``check/passed`` (more than half
+    won) and ``check/seconds``."""
+    start = time.perf_counter()
+    if config.check_sims:
+        me = network_player(env, model, config.check_sims, seed, name="checked")
+    else:
+        me = PolicyPlayer(env, NetworkEvaluator(model, env), "checked")
+    result = play_match(env, me, RandomPlayer(env, seed + 5), config.check_games, seed=seed, progress=False,
+                        opening_plies=config.opening_plies)
+    wins = result.wins[0]
+    games = config.check_games
+    return {"check/wins": float(wins), "check/games": float(games), "check/passed": float(2 * wins > games),
+            "check/seconds": time.perf_counter() - start}

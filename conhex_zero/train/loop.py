@@ -38,7 +38,7 @@ from conhex_zero.progress import progress_bar
 from conhex_zero.train import distributed
 from conhex_zero.train.config import ReplayConfig, TrainConfig
 from conhex_zero.train.distributed import Context
-from conhex_zero.train.evaluate import evaluate
+from conhex_zero.train.evaluate import check, evaluate
 from conhex_zero.train.interrupt import TrainingInterrupted
 from conhex_zero.train.learner import Learner
 from conhex_zero.train.replay import ReplayBuffer
@@ -69,6 +69,11 @@ class Hooks:
     resume_hint: str | None = None
     """What to tell the user after a pause (``stop_after``): the command that continues. None: the
     loop's own advice (``--resume RUN``); a piece continues its line, not its scratch run."""
+    phases: dict[str, float] | None = None
+    """When given, rank 0 adds the seconds of each phase into it: ``compile`` (the self-play
+    network's first call, when compiled), ``selfplay`` (the rest of self-play), ``learning``,
+    ``evaluation`` (the ladder's games, or the check of ``eval.mode: check``) and ``writing``
+    (checkpoint, training state, ``after_save``)."""
 
 
 @dataclass
@@ -162,8 +167,16 @@ def _summary(it: int, total: int, m: dict, minutes: float) -> str:
             parts.append(f"score vs {name} {v:.2f} (95% {m[k + '_low']:.2f}-{m[k + '_high']:.2f})")
     if "eval/elo" in m:
         parts.append(f"Elo {m['eval/elo']:.0f} ± {m['eval/elo_stderr']:.0f} (ladder, ± 1 s.e.)")
+    if "check/wins" in m:
+        parts.append(f"check: {m['check/wins']:.0f} of {m['check/games']:.0f} against random"
+                     f"{'' if m['check/passed'] else ' (FAILED)'} in {m['check/seconds']:.1f} s")
     parts.append(f"{minutes:.1f} min")
     return "  ".join(parts)
+
+
+def _add_phase(hooks: Hooks, phase: str, seconds: float) -> None:
+    if hooks.phases is not None:
+        hooks.phases[phase] = hooks.phases.get(phase, 0.0) + seconds
 
 
 def _silent(*_args, **_kwargs) -> None:
@@ -276,7 +289,7 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
     env = VecEnv(config.game, device)
     model = GraphNet(ModelConfig.from_name(config.model), NUM_FEATURES).to(device).eval()
     replay = ReplayBuffer(env, config.replay.capacity)
-    evaluator = NetworkEvaluator(model, env, compile=config.selfplay.compile)
+    evaluator = NetworkEvaluator(model, env, compile=config.selfplay.compile, precision=config.selfplay.precision)
     seed = distributed.rank_seed(config.seed, ctx.rank)  # config.seed itself on rank 0
     selfplay = SelfPlay(env, config.selfplay, evaluator, seed)
     steps_per_iteration = math.ceil(config.selfplay.positions_per_iteration * config.optim.sample_reuse
@@ -292,6 +305,10 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
         # Every part is checked against this run's own before anything is restored (state_check.py).
         check_config(saved, run.state_file)
         check_resumable(saved, config, log)
+        if saved.get("carried") and isinstance(saved.get("learner"), dict):
+            # A carried state's learner generator is drawn afresh below, so its device (a line
+            # carried from a GPU, continued on a CPU) does not matter: it is not restored.
+            saved["learner"] = {**saved["learner"], "generator": learner.generator.get_state()}
         check_shared(saved, run.state_file, model.state_dict(), learner.state_dict(), list(model.parameters()))
         shard_notes: list[str] = []  # logged after the schedule's note, in the order they happen
         carried = bool(saved.get("carried"))  # a piece's state: weights, optimiser, counters only
@@ -356,13 +373,20 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
     last_save = started  # state_minutes counts from here, then from each save
     metrics: dict = {}
     iteration = start_iteration
+    compile_counted = False  # the self-play network's compilation is timed once, in its first iteration
     where.iteration = where.completed = where.saved = start_iteration or None
     for iteration in range(start_iteration + 1, config.iterations + 1):
         where.iteration = iteration
         target = config.selfplay.positions_per_iteration
+        clock = time.perf_counter()
         with progress_bar(total=target, desc=f"iter {iteration} self-play", unit="pos", disable=not progress,
                           leave=False) as bar:
             sp = selfplay.run(replay, target, bar)
+        timing = {"time/selfplay_s": time.perf_counter() - clock}
+        if evaluator.compile_seconds is not None and not compile_counted:
+            compile_counted = True
+            timing["time/compile_s"] = evaluator.compile_seconds
+            timing["time/selfplay_s"] -= evaluator.compile_seconds
         ready, size, added = len(replay) >= config.replay.min_size, len(replay), replay.total_added
         if ctx.enabled:  # every rank has played: counts summed, phase time the slowest rank's
             parts = ctx.all_gather_object((sp, ready, size, added), f"iteration {iteration}: the end of self-play")
@@ -371,9 +395,13 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
             size, added = sum(p[2] for p in parts), sum(p[3] for p in parts)
         games += sp.games
         steps = steps_per_iteration if ready else 0
+        clock = time.perf_counter()
         with progress_bar(total=steps, desc=f"iter {iteration} training", unit="step", disable=not progress,
                           leave=False) as bar:
             tm = learner.train(replay, steps, config.replay.symmetries, bar)
+        timing["time/train_s"] = time.perf_counter() - clock
+        for phase, key in (("compile", "time/compile_s"), ("selfplay", "time/selfplay_s"), ("learning", "time/train_s")):
+            _add_phase(hooks, phase, timing.get(key, 0.0))
         if steps and not all(math.isfinite(tm[k]) for k in ("train/total_loss", "train/grad_norm")):
             after = (f"the last good state is in {run.path} (resume it with a lower optim.lr=...)" if run.resumable
                      else "no state had been saved yet (start the run again with a lower optim.lr=...)")
@@ -390,7 +418,7 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
             tm = _merge_train_metrics([p[0] for p in parts])
             out_of_time, save_due, stopped = parts[0][1], parts[0][2], parts[0][3]
         metrics = {"iteration": iteration, **sp.metrics(), **(tm if steps else {}),
-                   "selfplay/total_games": games, "replay/size": size, "replay/total_added": added}
+                   "selfplay/total_games": games, "replay/size": size, "replay/total_added": added, **timing}
         if ctx.enabled:
             metrics["dist/world_size"] = ctx.world_size
         pause = stop_after is not None and iteration - start_iteration >= stop_after
@@ -400,6 +428,7 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
             metrics["time/minutes"] = minutes
             run.log(metrics, step=iteration)
         if evaluate_now or save_due:  # a checkpoint, an evaluation and the state; or the state alone
+            save_started = time.perf_counter()
             name = f"iter_{iteration:04d}"
             if ctx.enabled:  # DDP keeps the ranks in step; check it, cheaply, at every save
                 digest = distributed.weights_digest(model)
@@ -410,12 +439,23 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
                 minutes = (elapsed_before + time.perf_counter() - started) / 60
                 info = {"iteration": iteration, "step": learner.step, "minutes": round(minutes, 3),
                         "games": games, "path": run.relative(run.checkpoint_path(iteration))}
-                eval_metrics, best = evaluate(env, model, previous, config.eval, run.path, name, info,
-                                              seed=config.seed + 1000 * iteration, progress=progress)
+                clock = time.perf_counter()
+                if config.eval.mode == "check":  # rated later, off this machine (``conhex-zero rate``)
+                    eval_metrics, best = check(env, model, config.eval, seed=config.seed + 1000 * iteration), name
+                    if not eval_metrics["check/passed"]:
+                        log(f"warning: iteration {iteration}'s check failed: the network won "
+                            f"{eval_metrics['check/wins']:.0f} of {eval_metrics['check/games']:.0f} games "
+                            f"against random")
+                else:
+                    eval_metrics, best = evaluate(env, model, previous, config.eval, run.path, name, info,
+                                                  seed=config.seed + 1000 * iteration, progress=progress)
                 metrics.update(eval_metrics)
+                metrics["time/eval_s"] = time.perf_counter() - clock
+                _add_phase(hooks, "evaluation", metrics["time/eval_s"])
                 meta = {"config": config.to_dict(), "model_name": config.model, "iteration": iteration,
                         "step": learner.step, "games": games, "positions": added,
-                        "minutes": minutes, "eval": {k: v for k, v in metrics.items() if k.startswith("eval/")}}
+                        "minutes": minutes, "eval": {k: v for k, v in metrics.items()
+                                                     if k.startswith(("eval/", "check/"))}}
                 if ctx.enabled:
                     meta["world_size"] = ctx.world_size
                 best_path = run.checkpoint_path(int(best.split("_")[1])) if best else None
@@ -453,8 +493,11 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
                 run.remove_shards(iteration if ctx.enabled else None)
                 if evaluate_now:
                     previous = (name, copy.deepcopy(model))
+                _add_phase(hooks, "writing", time.perf_counter() - save_started - metrics.get("time/eval_s", 0.0))
                 if hooks.after_save is not None:
+                    clock = time.perf_counter()
                     hooks.after_save(iteration, evaluate_now)
+                    _add_phase(hooks, "writing", time.perf_counter() - clock)
             last_save = time.perf_counter()
         where.completed = iteration
         log(_summary(iteration, config.iterations, metrics, minutes))
