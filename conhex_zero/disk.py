@@ -101,28 +101,43 @@ def _looks_like_a_write_error(err: RuntimeError) -> bool:
                                    "PytorchStreamWriter", "write failed"))
 
 
-def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` whole or not at all: into a temporary file of its own (a unique name
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` whole or not at all: into a temporary file of its own (a unique name
     beside ``path``), then renamed over it, so a reader or a second writer never sees half a file
-    and two writers never interleave (the last rename wins). A path that exists and is not a
-    regular file (``/dev/null``, a pipe) is written directly. Folders are made."""
+    and two writers never interleave (the last rename wins). The file gets the mode of the file it
+    replaces, or a new file's usual mode (0666 less the umask: not the temporary file's 0600). A
+    path that exists and is not a regular file (``/dev/null``, a pipe) is written directly. Folders
+    are made."""
     path = Path(path)
     if path.exists() and not path.is_file():
         with writing(path):
-            path.write_text(text, encoding="utf-8")
+            path.write_bytes(data)
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o7777 if path.is_file() else 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with writing(path):
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.chmod(tmp, mode)
             os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
     return path
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """``write_bytes_atomic`` of ``text`` in UTF-8."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def new_file(path: str | Path) -> Path:

@@ -220,3 +220,135 @@ def test_a_piece_paused_by_stop_after_says_how_to_continue_the_line(tmp_path):
     pause = [s for s in said if "pausing after" in s]
     # the line goes on with `piece LINE`; the scratch run is not what a user continues
     assert pause and f"continue with conhex-zero piece {line}" in pause[0] and "--resume" not in pause[0]
+
+
+# ---------------------------------------------------------------- a line knows itself (issue 43)
+def _reseal(path: Path, change) -> None:
+    from conhex_zero import file_seal
+
+    data = file_seal.load(path)
+    change(data)
+    file_seal.save(data, path)
+
+
+def test_pieces_number_themselves_from_the_carried_state_and_keep_every_log(tmp_path):
+    line = tmp_path / "line"
+    run_piece(line, config_file=str(TINY), minutes=5, run_dir=tmp_path / "r1", **QUIET)
+    first = Line(line).read_carry()["line"]
+    assert first["piece"] == 1 and len(first["id"]) == 16 and Line(line).pieces()[0]["line_id"] == first["id"]
+    (line / "pieces.jsonl").unlink()  # the records are lost: the numbering is not
+    log1 = (line / "logs" / "piece-001.log").read_text()
+    second = run_piece(line, overrides=["iterations=4"], minutes=5, run_dir=tmp_path / "r2", **QUIET)
+    assert second.record["piece"] == 2 and Line(line).read_carry()["line"] == {"id": first["id"], "piece": 2}
+    assert (line / "logs" / "piece-001.log").read_text() == log1
+    # a log of a number whose piece saved nothing (killed before its state) is kept under another name
+    (line / "logs" / "piece-003.log").write_text("an attempt that saved nothing\n")
+    run_piece(line, overrides=["iterations=5"], minutes=5, run_dir=tmp_path / "r3", **QUIET)
+    assert (line / "logs" / "piece-003-unsaved-1.log").read_text() == "an attempt that saved nothing\n"
+    assert "iter 5/5" in (line / "logs" / "piece-003.log").read_text()
+
+
+def test_a_line_refuses_another_lines_state_and_out_folder(tmp_path):
+    from conhex_zero.train.line import LineError
+
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    for line, run in ((ours, "r1"), (theirs, "r2")):
+        run_piece(line, config_file=str(TINY), minutes=5, run_dir=tmp_path / run, **QUIET)
+    before = (ours / "carry.pt").read_bytes()
+    (ours / "carry.pt").write_bytes((theirs / "carry.pt").read_bytes())
+    with pytest.raises(LineError, match="the line's files were mixed"):
+        run_piece(ours, overrides=["iterations=4"], minutes=5, run_dir=tmp_path / "r3", **QUIET)
+    (ours / "carry.pt").write_bytes(before)
+    with pytest.raises(LineError, match=r"--out .*theirs holds line "):
+        run_piece(ours, overrides=["iterations=4"], out=theirs, minutes=5, run_dir=tmp_path / "r4", **QUIET)
+    stranger = tmp_path / "stranger"
+    stranger.mkdir()
+    (stranger / "notes.txt").write_text("mine\n")
+    with pytest.raises(LineError, match="files that are not a copy of this line"):
+        run_piece(ours, overrides=["iterations=4"], out=stranger, minutes=5, run_dir=tmp_path / "r5", **QUIET)
+    assert Line(theirs).read_carry()["iteration"] == 3 and (stranger / "notes.txt").read_text() == "mine\n"
+    out = tmp_path / "out"  # an earlier --out of this same line may be written again
+    run_piece(ours, overrides=["iterations=4"], out=out, minutes=5, run_dir=tmp_path / "r6", **QUIET)
+    again = run_piece(ours, overrides=["iterations=4"], out=out, minutes=5, run_dir=tmp_path / "r7", **QUIET)
+    assert again.record["piece"] == 2 and Line(out).read_carry()["line"]["piece"] == 2
+
+
+def test_a_line_from_before_ids_adopts_one_and_numbers_on(tmp_path):
+    line = tmp_path / "line"
+    run_piece(line, config_file=str(TINY), minutes=5, run_dir=tmp_path / "r1", **QUIET)
+    _reseal(line / "carry.pt", lambda d: d.pop("line"))
+    records = Line(line).pieces()
+    for r in records:
+        r.pop("line_id")
+    from conhex_zero.jsonl import rewrite_jsonl
+
+    rewrite_jsonl(line / "pieces.jsonl", records)
+    said: list[str] = []
+    result = run_piece(line, overrides=["iterations=4"], minutes=5, run_dir=tmp_path / "r2", progress=False,
+                       log=said.append, install_signals=False)
+    assert result.record["piece"] == 2 and any("made before lines had an id" in s for s in said)
+
+
+def test_a_state_carried_from_a_gpu_continues_on_a_cpu(tmp_path):
+    """A CUDA generator's state (16 bytes) in carry.pt: a carried state draws its generators afresh."""
+    line = tmp_path / "line"
+    run_piece(line, config_file=str(TINY), minutes=5, run_dir=tmp_path / "r1", **QUIET)
+    _reseal(line / "carry.pt", lambda d: d["learner"].update(generator=torch.zeros(16, dtype=torch.uint8)))
+    result = run_piece(line, overrides=["iterations=4"], minutes=5, run_dir=tmp_path / "r2", **QUIET)
+    assert result.record["last_iteration"] == 4
+
+
+def test_line_yaml_keeps_its_comments_takes_edits_and_refuses_damage(tmp_path):
+    from conhex_zero.train.line import LineError
+
+    config = tmp_path / "recipe.yaml"
+    config.write_text("# my recipe: why each setting is what it is\n" + TINY.read_text())
+    line, out = tmp_path / "line", tmp_path / "out"
+    run_piece(line, config_file=str(config), minutes=5, run_dir=tmp_path / "r1", **QUIET)
+    assert (line / "line.yaml").read_text() == config.read_text()
+    assert oct((line / "line.yaml").stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+    run_piece(line, overrides=["iterations=4"], out=out, minutes=5, run_dir=tmp_path / "r2", **QUIET)
+    text = (out / "line.yaml").read_text()  # the override changed the config: written anew, comments first
+    assert text.startswith("# my recipe") and "# written by piece 2 (iterations=4)" in text
+    assert load_config(out / "line.yaml").iterations == 4
+    # an edit of line.yaml changes the next piece's settings, noted
+    (line / "line.yaml").write_text(config.read_text().replace("lr: 0.003", "lr: 0.002") + "iterations: 4\n")
+    said: list[str] = []
+    run_piece(line, minutes=5, run_dir=tmp_path / "r3", progress=False, log=said.append, install_signals=False)
+    assert any("optim.lr: 0.003 -> 0.002" in s for s in said)
+    assert Line(line).read_carry()["config"]["optim"]["lr"] == 0.002
+    assert (line / "line.yaml").read_text().startswith("# my recipe")
+    # damage is an error naming line.yaml, and nothing is replaced
+    (line / "line.yaml").write_text("optim:\n  learning_rate: 0.1\n")
+    with pytest.raises(LineError, match=r"line\.yaml: unknown config key 'optim\.learning_rate'"):
+        run_piece(line, overrides=["iterations=6"], minutes=5, run_dir=tmp_path / "r4", **QUIET)
+    (line / "line.yaml").write_text("optim: [\n")
+    with pytest.raises(LineError, match=r"line\.yaml"):
+        run_piece(line, overrides=["iterations=6"], minutes=5, run_dir=tmp_path / "r5", **QUIET)
+    assert (line / "line.yaml").read_text() == "optim: [\n"
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_the_deadline_counts_from_the_command_start():
+    for before, stops in ((100, True), (0, False)):
+        now = [1000.0]
+        d = Deadline(600, eval_seconds=10, clock=lambda: now[0], margin=20, elapsed_before=before)
+        assert d.elapsed() == before  # the command had run this long (install, start-up) when the piece began
+        now[0] = 1100.0
+        assert not d.stop_now(1)  # an iteration of 100 s: at least 400 s left >= 100 + 30
+        now[0] = 1300.0  # an iteration of 200 s: 200 s left of 600 counted from the command (300 from the piece)
+        assert d.stop_now(2) == stops
+
+
+def test_a_piece_records_its_start_up_from_the_command_start(tmp_path):
+    line = tmp_path / "line"
+    result = run_piece(line, config_file=str(TINY), minutes=5, run_dir=tmp_path / "r1",
+                       command_start=time.time() - 30, **QUIET)
+    split = result.record["seconds"]
+    assert 30 <= split["startup"] < 60 and split["total"] >= split["startup"] + split["selfplay"]
+    assert result.record["minutes"] == pytest.approx(split["total"] / 60, abs=0.02)

@@ -14,41 +14,51 @@ from pathlib import Path
 from conhex_zero.cli.common import CliError, check_output_dir, resolve_device
 
 EPILOG = """\
-A line (train/line.py) is a long training run kept in a small directory, for machines that are lent
-for minutes: each piece copies it into a scratch run directory (runs/pieces/), trains until its
-minutes are nearly up, ends with an evaluated checkpoint and writes the line back after every saved
-state: carry.pt (weights, optimiser and schedule position, counters), metrics.jsonl, ladder.jsonl,
-pieces.jsonl (one record per piece), checkpoints/iter_NNNN.pt (every evaluated one; with --out
-the piece's newest) and logs/piece-NNN.log. The replay is not carried: each piece refills it from
-its own first self-play.
+A line (train/line.py) is a long training run kept in a small directory, for machines that are
+lent for minutes: each piece copies it into a scratch run directory (runs/pieces/), trains until
+its minutes are nearly up, ends with a checkpoint and writes the line back after every saved state:
+carry.pt (weights, optimiser and schedule position, counters, the line's id), metrics.jsonl,
+ladder.jsonl, pieces.jsonl (one record per piece, with where its minutes went), line.yaml,
+checkpoints/iter_NNNN.pt (every evaluated one; with --out the piece's newest), logs/piece-NNN.log
+and, when self-play is compiled, compile-cache.bin. The replay is not carried: each piece refills
+it from its own first self-play. A line whose config says eval.mode: check (the GPU line) only
+checks its checkpoints in seconds; `conhex-zero rate LINE` rates them later, on any machine.
 
 examples:
-  conhex-zero piece runs/my-line --config configs/tiny.yaml --minutes 1  (a new line, one minute)
-  conhex-zero piece runs/my-line --minutes 1 iterations=6  (its next piece, three more iterations)
+  conhex-zero piece runs/my-line --config configs/tiny.yaml --minutes 1   (a new line)
+  conhex-zero piece runs/my-line --minutes 1 iterations=6   (its next piece: three more iterations)
   conhex-zero piece runs/my-line --list
-  conhex-zero piece checkpoints/lines/conhex-gpu --minutes 8.5 --out runs/out/line --commit 79285e4
-  conhex-zero piece checkpoints/lines/conhex-cpu --minutes 0 --device cpu  (until Ctrl-C)
+  conhex-zero piece checkpoints/lines/conhex-gpu --minutes 9.5 --out runs/out/line \\
+      --command-start 1764300000.5 --commit 79285e4   (a lent GPU; see docs/gpu.md)
+  conhex-zero piece checkpoints/lines/conhex-cpu --minutes 0 --device cpu   (until Ctrl-C)
 """
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("piece", help="train one piece of a training line (continue a long run in pieces)",
-                       description="Train one piece of a training line: continue the line's run from its carried "
-                       "state for at most --minutes of wall time, end with an evaluated checkpoint, and write the "
-                       "line again (to --out, default the line itself).",
+                       description="Train one piece of a training line: continue the line's run from its "
+                       "carried state for at most --minutes of wall time, end with a checkpoint, and "
+                       "write the line again (to --out, default the line itself).",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("line", metavar="LINE", help="the line directory (made by the first piece, with --config)")
     p.add_argument("--config", metavar="FILE", help="start a new line with this config (only for its first piece)")
     p.add_argument("--minutes", type=float, default=9.0, metavar="M",
-                   help="wall-clock minutes for the piece, evaluation and writing included (default 9; 0: no "
-                   "limit, until the line's iterations or Ctrl-C)")
+                   help="wall-clock minutes for the whole command, counted from --command-start (default: "
+                   "this process's start), the last check or evaluation and writing included (default 9; "
+                   "0: no limit, until the line's iterations or Ctrl-C)")
+    p.add_argument("--command-start", type=float, metavar="UNIX_TIME",
+                   help="when the command began (e.g. $(date +%%s.%%N) before installing the project on a lent "
+                   "machine): --minutes and the record's start-up count from it")
     p.add_argument("--out", metavar="DIR", help="write the updated line here instead of into LINE (e.g. $OUT on a "
-                   "lent machine); its files are the line's, to copy over LINE")
+                   "lent machine): an empty folder or a copy of this line; its files are the line's, to copy "
+                   "over LINE")
     p.add_argument("--run-dir", metavar="DIR", help="the scratch run directory (default runs/pieces/LINE-piece-NNN-TIME)")
     p.add_argument("--device", help="cpu or cuda (overrides the line's device)")
     p.add_argument("--stop-after", type=int, metavar="N", help="end the piece after at most N iterations")
     p.add_argument("--commit", metavar="SHA", help="the commit to record when the code is not a git checkout")
     p.add_argument("--threads", type=int, metavar="N", help="torch CPU threads (the override threads=N)")
+    p.add_argument("--no-compile-cache", action="store_true",
+                   help="neither load nor save LINE/compile-cache.bin (the compiled self-play kernels)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--list", action="store_true", help="print the line's pieces and stop")
     p.add_argument("overrides", nargs="*", metavar="key=value",
@@ -85,6 +95,12 @@ def _check_arguments(args: argparse.Namespace) -> None:
         raise CliError(str(err)) from None
     if args.stop_after is not None and args.stop_after < 1:
         raise CliError("--stop-after must be at least 1")
+    if args.command_start is not None:
+        import time
+
+        if not math.isfinite(args.command_start) or not 0 <= time.time() - args.command_start <= 86400:
+            raise CliError("--command-start must be a UNIX time of the last day (e.g. $(date +%s.%N)), not in "
+                           "the future")
     if args.threads is not None and args.threads < 0:
         raise CliError("--threads must be 0 (one per core) or more")
 
@@ -97,14 +113,15 @@ def list_pieces(line: str) -> int:
         print(f"{line}: no pieces yet")
         return 0
     print(f"{'piece':>5} {'iterations':>11} {'device':<24} {'min':>5} {'games':>8} {'positions':>10} {'pos/s':>7} "
-          f"{'Elo':>10}  commit")
+          f"{'train%':>6} {'Elo':>10}  commit")
     for r in records:
         its = f"{r.get('first_iteration', '?')}-{r.get('last_iteration', '?')}"
         elo = f"{r['elo']:.0f}±{r['elo_stderr']:.0f}" if r.get("elo") is not None else "-"
         speed = r.get("selfplay_positions_per_s")
+        share = f"{r['training_share']:.0%}" if r.get("training_share") is not None else "-"
         print(f"{r.get('piece', '?'):>5} {its:>11} {str(r.get('device', '?'))[:24]:<24} {r.get('minutes', 0):>5.1f} "
               f"{r.get('games', 0):>8,} {r.get('positions', 0):>10,} {speed if speed is not None else '-':>7} "
-              f"{elo:>10}  {r.get('commit', '?')}")
+              f"{share:>6} {elo:>10}  {r.get('commit', '?')}")
     return 0
 
 
@@ -128,7 +145,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = run_piece(args.line, config_file=args.config, overrides=overrides, minutes=args.minutes,
                            out=args.out, run_dir=args.run_dir, commit=args.commit, progress=not args.quiet,
-                           stop_after=args.stop_after)
+                           stop_after=args.stop_after, command_start=args.command_start,
+                           compile_cache=not args.no_compile_cache)
     except (ConfigError, LineError, TrainStateError, TrainingDiverged, RunInUseError) as err:
         raise CliError(str(err)) from None
     if result.interrupted:

@@ -3,30 +3,42 @@
 A device is lent for minutes at a time, and the next one starts bare, so a long run cannot live in a
 run directory: its replay alone is hundreds of MB. A line keeps what the next piece needs, a few MB::
 
-    LINE/line.yaml                 the line's config (its resolved TrainConfig)
+    LINE/line.yaml                 the line's settings: read by every piece on top of the config
+                                   stored in carry.pt (so a key it leaves out keeps its stored value,
+                                   and an edit changes the recipe from the next piece on, noted);
+                                   rewritten only when a piece's key=value overrides change it
     LINE/carry.pt                  the carried state: weights, optimiser (moments and step, so the
-                                   learning-rate schedule goes on where it stood), the learner's
-                                   generator, iteration, games, recorded positions, training time,
-                                   and the model the next evaluation compares with; no replay and
-                                   no games in progress (sealed, ``file_seal``)
+                                   learning-rate schedule goes on where it stood), iteration, games,
+                                   recorded positions, training time, the model the next evaluation
+                                   compares with, and the line's identity (its id and the number of
+                                   the piece that wrote it); no replay and no games in progress
+                                   (sealed, ``file_seal``)
     LINE/metrics.jsonl             every iteration of every piece
-    LINE/ladder.jsonl              every evaluation game (the Elo ladder: ``conhex-zero ladder LINE``)
-    LINE/pieces.jsonl              one record per piece: device, torch, commit, minutes, games,
-                                   positions, self-play speed, Elo (``piece.py``)
+    LINE/ladder.jsonl              every rating game (the Elo ladder: ``conhex-zero ladder LINE``)
+    LINE/pieces.jsonl              one record per piece: device, torch, commit, minutes and where they
+                                   went, games, positions, self-play speed, Elo (``piece.py``)
     LINE/checkpoints/iter_NNNN.pt  every evaluated checkpoint (with --out, only the piece's newest goes
                                    there: few files for a lent machine to send back)
     LINE/logs/piece-NNN.log        each piece's log
+    LINE/compile-cache.bin         the self-play network's compiled kernels (``compile_cache.py``)
 
 A piece copies the line into a scratch run directory (``prepare_run``), trains there with the
 ordinary loop (a carried state resumes with fresh games and an empty replay), and writes the line
 back (``export``) after every saved state: the files first, ``carry.pt`` last (it names the
 iteration the others are trimmed to on the next read), so a piece killed at any moment leaves a
 line that the next piece continues from its last save.
+
+A line knows itself: its first piece draws an id, kept in carry.pt and in every piece record, and
+each carry.pt names the piece that wrote it, so piece numbers come from the carried state (not from
+counting records). ``identity_of`` checks that the records and a piece's ``--out`` folder belong to
+the same line before anything is written.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
+import uuid
 from pathlib import Path
 from typing import Any, Callable
 
@@ -44,11 +56,16 @@ class LineError(ValueError):
     """A line directory that cannot be used as asked; the message says why and what to do."""
 
 
-def carry_from_state(state: dict, positions: int) -> dict:
+def new_line_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+def carry_from_state(state: dict, positions: int, identity: dict[str, Any]) -> dict:
     """A training state without its replay, games in progress and generators of self-play, marked
-    ``carried`` (a resume then starts fresh games), with the recorded positions so far."""
+    ``carried`` (a resume then starts fresh games), with the recorded positions so far and the
+    line's ``identity`` (``{"id": ..., "piece": N}``)."""
     carry = {key: state[key] for key in CARRIED_KEYS if key in state}
-    carry.update({"carried": True, "positions": int(positions), "world_size": 1})
+    carry.update({"carried": True, "positions": int(positions), "world_size": 1, "line": dict(identity)})
     return carry
 
 
@@ -101,14 +118,22 @@ class Line:
     def checkpoint_files(self) -> list[Path]:
         return sorted(self.checkpoints.glob("iter_*.pt")) if self.checkpoints.is_dir() else []
 
+    def log_numbers(self) -> list[int]:
+        """The piece numbers of the logs in ``logs/``."""
+        found = (re.fullmatch(r"piece-(\d+)\.log", p.name) for p in self.logs.glob("piece-*.log")) \
+            if self.logs.is_dir() else ()
+        return sorted(int(m.group(1)) for m in found if m)
+
+    def is_empty(self) -> bool:
+        return not self.path.exists() or not any(self.path.iterdir())
+
     # ------------------------------------------------------------------ into a run directory
     def prepare_run(self, run: RunDir) -> None:
         """Copy the line into the new run directory ``run``: the carried state as its training
-        state, its config, metrics, ladder and checkpoints (the ladder's earlier players)."""
+        state, its metrics, ladder and checkpoints (the ladder's earlier players). The run's config
+        is the one the piece resolves (``piece.py``), written by the training loop."""
         run.create()
         shutil.copyfile(self.carry_file, run.state_file)
-        if self.config_file.is_file():
-            shutil.copyfile(self.config_file, run.config_file)
         for source, target in ((self.metrics_file, run.metrics_file), (self.ladder_file, run.path / "ladder.jsonl")):
             if source.is_file():
                 shutil.copyfile(source, target)
@@ -117,12 +142,15 @@ class Line:
 
     # ------------------------------------------------------------------ out of a run directory
     def export(self, run: RunDir, record: dict[str, Any], earlier: list[dict[str, Any]], log_text: str,
-               first_iteration: int = 1, drop_checkpoints: tuple[str, ...] = ()) -> dict:
-        """Write the run's last saved state into this line directory as a carried state, with the
-        run's metrics and ladder up to that iteration, its newest evaluated checkpoint when the
-        piece made it (at ``first_iteration`` or later; ``drop_checkpoints``: names this piece wrote
-        before, now removed), the piece records (``earlier`` and ``record``) and the piece's log.
-        Returns the carried state."""
+               identity: dict[str, Any], config_text: str, first_iteration: int = 1,
+               drop_checkpoints: tuple[str, ...] = (), ladder: bool = True) -> dict:
+        """Write the run's last saved state into this line directory as a carried state (with the
+        line's ``identity``), with the run's metrics up to that iteration, its ladder (unless
+        ``ladder`` is False: the piece added nothing to it, and a line copied back from ``--out``
+        keeps its own, rated since), its newest evaluated checkpoint when the piece made it (at
+        ``first_iteration`` or later; ``drop_checkpoints``: names this piece wrote before, now
+        removed), ``config_text`` as line.yaml, the piece records (``earlier`` and ``record``) and
+        the piece's log. Returns the carried state."""
         state = run.load_state()
         iteration = int(state["iteration"])
         metrics = [m for m in run.read_metrics() if m.get("iteration", 0) <= iteration]
@@ -131,32 +159,76 @@ class Line:
         if metrics and "replay/total_added" in metrics[-1]:
             positions = max(positions, int(metrics[-1]["replay/total_added"]))
         ladder_path = run.path / "ladder.jsonl"
-        ladder = [e for e in read_jsonl(ladder_path) if int(e.get("iteration", 0)) <= iteration] \
-            if ladder_path.is_file() else []
+        entries = [e for e in read_jsonl(ladder_path) if int(e.get("iteration", 0)) <= iteration] \
+            if ladder and ladder_path.is_file() else []
         evaluated = [p for p in run.iteration_checkpoints() if first_iteration <= int(p.stem.split("_")[1]) <= iteration]
         with writing(self.path):
             self.checkpoints.mkdir(parents=True, exist_ok=True)
             self.logs.mkdir(parents=True, exist_ok=True)
             rewrite_jsonl(self.metrics_file, metrics)
-            rewrite_jsonl(self.ladder_file, ladder)
+            if ladder:
+                rewrite_jsonl(self.ladder_file, entries)
             if evaluated:
-                newest = evaluated[-1]
-                target = self.checkpoints / newest.name
-                if not target.is_file():
-                    tmp = target.with_name(target.name + ".tmp")
-                    shutil.copyfile(newest, tmp)
-                    tmp.replace(target)
-                for name in drop_checkpoints:
-                    if name != newest.name:
-                        (self.checkpoints / name).unlink(missing_ok=True)
+                self._keep_checkpoint(evaluated[-1], drop_checkpoints)
             write_text_atomic(self.logs / f"piece-{record['piece']:03d}.log", log_text)
-            import yaml
-
-            write_text_atomic(self.config_file, yaml.safe_dump(state["config"], sort_keys=False))
-            carry = carry_from_state(state, positions)
+            write_text_atomic(self.config_file, config_text)
+            carry = carry_from_state(state, positions, identity)
             file_seal.save(carry, self.carry_file)  # the commit: the files above are trimmed to it
             rewrite_jsonl(self.pieces_file, [*earlier, record])
         return carry
+
+    def _keep_checkpoint(self, newest: Path, drop: tuple[str, ...]) -> None:
+        target = self.checkpoints / newest.name
+        if not target.is_file():
+            tmp = target.with_name(target.name + ".tmp")
+            shutil.copyfile(newest, tmp)
+            tmp.replace(target)
+        for name in drop:
+            if name != newest.name:
+                (self.checkpoints / name).unlink(missing_ok=True)
+
+
+def identity_of(line: Line, carry: dict | None, records: list[dict[str, Any]],
+                note: Callable[[str], None]) -> dict[str, Any]:
+    """The line's identity for the next piece: ``{"id": ..., "piece": N}`` with N the next piece's
+    number. The id comes from carry.pt (a line made before ids: a new one, noted); the records
+    and carry.pt must name the same line (``LineError`` otherwise: another line's state or records
+    copied in). N follows the piece that wrote carry.pt (before ids: the records or logs, whichever
+    is further), so a deleted pieces.jsonl never makes a piece reuse a number."""
+    if carry is None:
+        return {"id": new_line_id(), "piece": 1}
+    own = carry.get("line") if isinstance(carry.get("line"), dict) else None
+    named = {r["line_id"] for r in records if isinstance(r.get("line_id"), str)}
+    if own is None:
+        if named:
+            raise LineError(f"{line.carry_file} belongs to no line but {line.pieces_file} to line {sorted(named)[0]}: "
+                            f"another line's carry.pt copied in? Restore this line's own carry.pt")
+        number = max([int(r.get("piece", 0)) for r in records] + line.log_numbers() + [0]) + 1
+        identity = {"id": new_line_id(), "piece": number}
+        note(f"note: {line.path} was made before lines had an id: it is line {identity['id']} from piece {number} on")
+        return identity
+    if named - {own.get("id")}:
+        raise LineError(f"{line.carry_file} is line {own.get('id')}'s state but {line.pieces_file} holds records of "
+                        f"line {sorted(named - {own.get('id')})[0]}: the line's files were mixed (another line's "
+                        f"carry.pt or pieces.jsonl copied in?)")
+    return {"id": str(own.get("id")), "piece": int(own.get("piece", 0)) + 1}
+
+
+def check_out_folder(out: Line, source: Line, identity: dict[str, Any]) -> None:
+    """``--out`` must be an empty folder or a copy of this same line (an earlier ``--out`` of it):
+    a piece never writes over another line's files (``LineError``)."""
+    if out.path.resolve() == source.path.resolve() or out.is_empty():
+        return
+    other = None
+    if out.carry_file.is_file():
+        try:
+            other = out.read_carry().get("line", {}).get("id")
+        except TrainStateError:
+            other = None
+    if other != identity["id"]:
+        what = f"line {other}" if other else "files that are not a copy of this line"
+        raise LineError(f"--out {out.path} holds {what}: a piece of line {identity['id']} writes only into an "
+                        f"empty folder or a copy of its own line; choose another --out")
 
 
 def reconcile_pieces(records: list[dict[str, Any]], iteration: int, note: Callable[[str], None]) -> list[dict[str, Any]]:

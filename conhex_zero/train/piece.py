@@ -2,19 +2,22 @@
 piece stopped, on whatever machine runs it, and leave the line ready for the next.
 
 A piece copies the line into a scratch run directory, trains it with the ordinary loop until its
-time is nearly up, and ends with an evaluated checkpoint. Its clock (``Deadline``) ends the piece
-after the iteration whose successor, plus the final evaluation and a margin, would no longer fit in
-``minutes``: the iteration's time is the last one measured, the evaluation's the last measured (in
-this piece, else the line's previous piece, else ``EVAL_SECONDS``). After every saved state the line
-is written again (``Line.export``), with the piece's record:
+time is nearly up, and ends with a checkpoint: evaluated through the line's ladder
+(``eval.mode: full``), or only checked in seconds (``eval.mode: check``, the GPU line: ``conhex-zero
+rate`` rates it later on any machine, ``rating.py``). Its clock (``piece_clock.Deadline``) counts
+from the command's start and ends the piece after the iteration whose successor, plus the last
+evaluation and a margin, would no longer fit in ``minutes``. After every saved state the line is
+written again (``Line.export``), with the piece's record:
 
-    piece, started (UTC), device, device_type, torch, commit, minutes (wall time of the piece),
-    train_minutes (the loop's own), first_iteration, last_iteration, games, positions (recorded),
-    steps (optimiser steps), lr (at the end), selfplay_positions_per_s (median over the piece's
-    iterations), selfplay_recorded_per_s, eval_seconds, elo and elo_stderr (the line's ladder,
-    random = 0), scores ({reference: [score, low, high]} at the last evaluation), checkpoint,
-    stopped (null while it runs; "deadline", "complete" (the line's iterations), "stop-after",
-    "interrupted")
+    piece, line_id, started (UTC), device, device_type, torch, commit, minutes (wall time of the
+    command), minutes_allowed, train_minutes (the loop's own), first_iteration, last_iteration,
+    games, positions (recorded), steps (optimiser steps), lr (at the end), selfplay_positions_per_s
+    (median over the piece's iterations), selfplay_recorded_per_s, eval_seconds, seconds (where the
+    minutes went: startup, compile, selfplay, learning, evaluation, writing, other, total),
+    training_share (self-play and learning over the time after start-up), check ({wins, games,
+    passed} in check mode), elo and elo_stderr (the line's ladder, random = 0), scores ({reference:
+    [score, low, high]}), checkpoint, compile_cache ("loaded", "saved", or null), stopped (null
+    while it runs; "deadline", "complete" (the line's iterations), "stop-after", "interrupted")
 
 What a piece loses against an uninterrupted run: the replay (a piece refills it from its own first
 self-play, with the current network: ``replay.min_size`` positions before training resumes, and
@@ -29,7 +32,6 @@ from __future__ import annotations
 import os
 import platform
 import signal
-import statistics
 import subprocess
 import sys
 import threading
@@ -41,45 +43,19 @@ from typing import Any, Callable
 
 from conhex_zero.disk import write_text_atomic
 from conhex_zero.jsonl import rewrite_jsonl
-from conhex_zero.train.line import Line, LineError, reconcile_pieces
+from conhex_zero.train import compile_cache
+from conhex_zero.train.line import Line, LineError, check_out_folder, identity_of, reconcile_pieces
+from conhex_zero.train.piece_clock import Deadline, startup_seconds, time_split, training_share
+from conhex_zero.train.piece_config import resolve_config
+from conhex_zero.train.piece_record import piece_record, summary
 from conhex_zero.train.run_dir import RunDir
 
 EVAL_SECONDS = 120.0
-"""The time kept for the final evaluation when none has been measured yet (the line's first piece)."""
+"""The time kept for the final evaluation when none has been measured yet (a full evaluation)."""
+CHECK_SECONDS = 15.0
+"""The same for the check of ``eval.mode: check`` (seconds on any device; measured, then replaced)."""
 MARGIN_SECONDS = 20.0
 """Kept besides the next iteration and the final evaluation (writing the line, the process's exit)."""
-
-
-class Deadline:
-    """The piece's clock: asked after each iteration's training whether it must be the last."""
-
-    def __init__(self, seconds: float, eval_seconds: float, clock: Callable[[], float] = time.monotonic,
-                 margin: float = MARGIN_SECONDS):
-        self.clock = clock
-        self.start = clock()
-        self.end = self.start + seconds if seconds > 0 else float("inf")
-        self.eval_seconds = eval_seconds
-        self.iteration_seconds: float | None = None
-        self.margin = margin
-        self._mark = self.start  # the end of the last iteration, or of the save after it
-        self.hit = False
-
-    def stop_now(self, iteration: int) -> bool:
-        now = self.clock()
-        self.iteration_seconds = now - self._mark
-        self._mark = now
-        self.hit = self.end - now < self.iteration_seconds + self.eval_seconds + self.margin
-        return self.hit
-
-    def saved(self, evaluated: bool) -> None:
-        """After a save (and the line's export): an evaluated one measures the evaluation."""
-        now = self.clock()
-        if evaluated:
-            self.eval_seconds = now - self._mark
-        self._mark = now
-
-    def elapsed(self) -> float:
-        return self.clock() - self.start
 
 
 def describe_device(device: str) -> tuple[str, str]:
@@ -177,174 +153,197 @@ class PieceResult:
     interrupted: bool = False
 
 
-def _median(values: list[float]) -> float | None:
-    return round(statistics.median(values), 1) if values else None
+@dataclass
+class PieceOptions:
+    """How ``run_piece`` runs (see its docstring)."""
+    config_file: str | None = None
+    overrides: list[str] | None = None
+    minutes: float = 9.0
+    out: str | Path | None = None
+    run_dir: str | Path | None = None
+    commit: str | None = None
+    progress: bool = True
+    log: Callable[[str], None] = print
+    clock: Callable[[], float] = time.monotonic
+    install_signals: bool = True
+    stop_after: int | None = None
+    command_start: float | None = None
+    compile_cache: bool = True
 
 
-def piece_record(base: dict[str, Any], metrics: list[dict], first_iteration: int, carried_positions: int,
-                 carried_games: int, carried_steps: int) -> dict[str, Any]:
-    """The record of a piece from the metric lines of its iterations (``first_iteration`` on)."""
-    own = [m for m in metrics if m.get("iteration", 0) >= first_iteration]
-    record = dict(base)
-    if not own:
-        return record
-    last = own[-1]
-    record.update({
-        "first_iteration": first_iteration,
-        "last_iteration": int(last["iteration"]),
-        "train_minutes": round(float(last.get("time/minutes", 0.0)) - float(base.get("_minutes_before", 0.0)), 2),
-        "games": int(last.get("selfplay/total_games", carried_games)) - carried_games,
-        "positions": int(last.get("replay/total_added", carried_positions)) - carried_positions,
-        "selfplay_positions_per_s": _median([m["selfplay/positions_per_s"] for m in own if "selfplay/positions_per_s" in m]),
-        "selfplay_recorded_per_s": _median([m["selfplay/recorded_per_s"] for m in own if "selfplay/recorded_per_s" in m]),
-    })
-    steps = [m["train/steps"] for m in own if "train/steps" in m]
-    record["steps"] = int(steps[-1]) - carried_steps if steps else 0
-    rates = [m["train/lr"] for m in own if "train/lr" in m]
-    record["lr"] = rates[-1] if rates else None
-    evaluated = [m for m in own if "eval/elo" in m]
-    if evaluated:
-        e = evaluated[-1]
-        record["elo"], record["elo_stderr"] = round(e["eval/elo"], 1), round(e["eval/elo_stderr"], 1)
-        record["scores"] = {k[len("eval/vs_"):-len("/win_rate")]: [round(e[k], 3), round(e[k + "_low"], 3),
-                                                                    round(e[k + "_high"], 3)]
-                            for k in e if k.startswith("eval/vs_") and k.endswith("/win_rate")}
-        record["checkpoint"] = f"checkpoints/iter_{int(e['iteration']):04d}.pt"
-    record.pop("_minutes_before", None)
-    return record
-
-
-def run_piece(line_path: str | Path, *, config_file: str | None = None, overrides: list[str] | None = None,
-              minutes: float = 9.0, out: str | Path | None = None, run_dir: str | Path | None = None,
-              commit: str | None = None, progress: bool = True, log: Callable[[str], None] = print,
-              clock: Callable[[], float] = time.monotonic, install_signals: bool = True,
-              stop_after: int | None = None) -> PieceResult:
-    """Train one piece of the line at ``line_path`` for at most ``minutes`` of wall time (and at
-    most ``stop_after`` iterations) and write the line (to ``out``, default the line itself).
-    ``config_file`` starts a new line."""
+def run_piece(line_path: str | Path, **options: Any) -> PieceResult:
+    """Train one piece of the line at ``line_path`` and write the line (to ``out``, default the line
+    itself). Options (``PieceOptions``): ``config_file`` starts a new line; ``overrides``
+    (key=value); at most ``minutes`` of wall time counted from ``command_start`` (a UNIX time; default
+    this process's start) and at most ``stop_after`` iterations; ``run_dir`` (the scratch run);
+    ``commit`` (recorded when there is no git); ``compile_cache`` (load and save
+    ``LINE/compile-cache.bin``)."""
     from conhex_zero.train.run_lock import RunLock
 
+    opts = PieceOptions(**options)
     line = Line(line_path)
     line.check()
-    target = Line(out) if out is not None else line
+    target = Line(opts.out) if opts.out is not None else line
     target.check()
     line.path.mkdir(parents=True, exist_ok=True)
     lock = RunLock(line.path)  # one piece of a line at a time (RunInUseError names the other)
     lock.acquire(note=lambda text: print(text, file=sys.stderr))
     try:
-        return _run_piece(line, target, config_file, overrides, minutes, run_dir, commit, progress, log, clock,
-                          install_signals, stop_after)
+        return _Piece(line, target, opts).run()
     finally:
         lock.release()
 
 
-def _run_piece(line: Line, target: Line, config_file: str | None, overrides: list[str] | None, minutes: float,
-               run_dir: str | Path | None, commit: str | None, progress: bool, log: Callable[[str], None],
-               clock: Callable[[], float], install_signals: bool, stop_after: int | None) -> PieceResult:
-    from conhex_zero.train.config import load_config
-    from conhex_zero.train.loop import Hooks, train
-    from conhex_zero.train.resume_config import resume_base
+class _Piece:
+    """One piece's work, step by step: set up, train (writing the line after each save), finish."""
 
-    signals = _DeferredSignals()
-    if install_signals:
-        signals.install()
-    piece_log = PieceLog(log)
-    started = line.started
-    if started and config_file:
-        raise LineError(f"{line.path} has begun (carry.pt): it continues with its own config; change settings "
-                        f"with key=value overrides instead of --config")
-    if not started and not config_file and not line.config_file.is_file():
-        raise LineError(f"{line.path} holds no line (no carry.pt, no line.yaml): start one with --config FILE")
-    records: list[dict] = []
-    carry: dict | None = None
-    if started:
-        carry = line.read_carry()
-        records = reconcile_pieces(line.pieces(), int(carry["iteration"]), piece_log)
-    number = len(records) + 1
-    run = RunDir(run_dir or Path("runs") / "pieces" / f"{line.name}-piece-{number:03d}-{time.strftime('%Y%m%d-%H%M%S')}")
-    if run.path.exists() and any(run.path.iterdir()):
-        raise LineError(f"--run-dir {run.path} is not empty: a piece trains in a new directory")
-    if started:
-        line.prepare_run(run)
-        config = load_config(None, overrides, base=resume_base(run, note=piece_log))
-        if int(carry["iteration"]) >= config.iterations:
-            raise LineError(f"{line.path} has run all its {config.iterations} iterations; continue it with a "
-                            f"longer schedule, e.g. the override iterations={2 * config.iterations}")
-    else:
-        config = load_config(config_file or line.config_file, overrides)
-    device, device_type = describe_device(config.device)
-    base = {"piece": number, "started": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "device": device, "device_type": device_type, "torch": _torch_version(), "commit": current_commit(commit),
-            "minutes_allowed": minutes}
-    carried_games = int(carry.get("games", 0)) if carry else 0
-    carried_positions = int(carry.get("positions", 0)) if carry else 0
-    carried_steps = int(carry["learner"]["step"]) if carry else 0
-    carried_minutes = float(carry.get("elapsed", 0.0)) / 60 if carry else 0.0
-    first_iteration = (int(carry["iteration"]) if carry else 0) + 1
-    eval_seconds = next((float(r["eval_seconds"]) for r in reversed(records) if r.get("eval_seconds")), EVAL_SECONDS)
-    deadline = Deadline(minutes * 60, eval_seconds, clock)
-    # The line keeps every evaluated checkpoint (its history: candidates, the ladder's players); an
-    # --out directory only the piece's newest, so that a lent machine sends back few files.
-    written: list[str] = []
-    drop_older = target.path.resolve() != line.path.resolve()
-    state: dict[str, Any] = {"record": None}
+    def __init__(self, line: Line, target: Line, opts: PieceOptions):
+        self.line, self.target, self.opts = line, target, opts
+        self.startup = startup_seconds(opts.command_start)
+        self.log = PieceLog(opts.log)
+        self.signals = _DeferredSignals()
+        self.phases: dict[str, float] = {}
+        self.written: list[str] = []  # checkpoint names this piece wrote into an --out folder
+        self.record: dict[str, Any] | None = None
+        self.cache_state: str | None = None
 
-    def record_now(stopped: str | None) -> dict:
-        rec = piece_record({**base, "_minutes_before": carried_minutes}, run.read_metrics(), first_iteration,
-                           carried_positions, carried_games, carried_steps)
-        rec.update({"minutes": round(deadline.elapsed() / 60, 2), "eval_seconds": round(deadline.eval_seconds, 1),
+    # ------------------------------------------------------------------ set up
+    def _set_up(self) -> None:
+        line, opts = self.line, self.opts
+        if line.started and opts.config_file:
+            raise LineError(f"{line.path} has begun (carry.pt): it continues with its own config; change settings "
+                            f"with key=value overrides (or by editing {line.config_file}) instead of --config")
+        if not line.started and not opts.config_file and not line.config_file.is_file():
+            raise LineError(f"{line.path} holds no line (no carry.pt, no line.yaml): start one with --config FILE")
+        self.carry = line.read_carry() if line.started else None
+        self.records = (reconcile_pieces(line.pieces(), int(self.carry["iteration"]), self.log)
+                        if self.carry else [])
+        self.identity = identity_of(line, self.carry, self.records, self.log)
+        check_out_folder(self.target, line, self.identity)
+        self.number = self.identity["piece"]
+        self.config, self.config_text = resolve_config(line, self.carry, opts.config_file, opts.overrides,
+                                                       self.number, self.log)
+        if self.carry is not None and int(self.carry["iteration"]) >= self.config.iterations:
+            raise LineError(f"{line.path} has run all its {self.config.iterations} iterations; continue it with a "
+                            f"longer schedule, e.g. the override iterations={2 * self.config.iterations}")
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.run = RunDir(opts.run_dir or Path("runs") / "pieces" / f"{line.name}-piece-{self.number:03d}-{stamp}")
+        if self.run.path.exists() and any(self.run.path.iterdir()):
+            raise LineError(f"--run-dir {self.run.path} is not empty: a piece trains in a new directory")
+        self._keep_earlier_log()
+        if self.carry is not None:
+            line.prepare_run(self.run)
+
+    def _keep_earlier_log(self) -> None:
+        """A log of this piece's number left by an attempt that saved nothing is kept under another name."""
+        old = self.target.logs / f"piece-{self.number:03d}.log"
+        if old.is_file():
+            attempt = 1
+            while (kept := old.with_name(f"piece-{self.number:03d}-unsaved-{attempt}.log")).exists():
+                attempt += 1
+            old.rename(kept)
+            self.log(f"note: {old} was left by an earlier attempt at piece {self.number} that saved nothing: kept "
+                     f"as {kept.name}")
+
+    def _base_record(self) -> dict[str, Any]:
+        import torch
+
+        self.device, device_type = describe_device(self.config.device)
+        return {"piece": self.number, "line_id": self.identity["id"],
+                "started": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "device": self.device,
+                "device_type": device_type, "torch": torch.__version__, "commit": current_commit(self.opts.commit),
+                "minutes_allowed": self.opts.minutes}
+
+    def _deadline(self) -> Deadline:
+        check = self.config.eval.mode == "check"
+        measured = [float(r["eval_seconds"]) for r in self.records if r.get("eval_seconds")
+                    and (r.get("check") is not None) == check]
+        eval_seconds = measured[-1] if measured else (CHECK_SECONDS if check else EVAL_SECONDS)
+        clock = self.opts.clock
+        return Deadline(self.opts.minutes * 60, eval_seconds, clock, MARGIN_SECONDS, elapsed_before=self.startup)
+
+    # ------------------------------------------------------------------ train
+    def run(self) -> PieceResult:
+        if self.opts.install_signals:
+            self.signals.install()
+        self._set_up()
+        self.base = self._base_record()
+        self.deadline = self._deadline()
+        carry = self.carry
+        self.carried = {"games": int(carry.get("games", 0)) if carry else 0,
+                        "positions": int(carry.get("positions", 0)) if carry else 0,
+                        "steps": int(carry["learner"]["step"]) if carry else 0,
+                        "minutes": float(carry.get("elapsed", 0.0)) / 60 if carry else 0.0}
+        self.first_iteration = (int(carry["iteration"]) if carry else 0) + 1
+        self._load_compile_cache()
+        origin = f"continued from iteration {self.first_iteration - 1}" if carry else "a new line"
+        self.log(f"piece {self.number} of line {self.line.path} ({origin}): {self.opts.minutes:g} minutes on "
+                 f"{self.device}, {self.startup:.0f} s of them gone at its start; scratch run {self.run.path}; "
+                 f"the line is written to {self.target.path}")
+        interrupted, result = self._train()
+        stopped = ("interrupted" if interrupted else "deadline" if self.deadline.hit
+                   else "complete" if result.iterations >= self.config.iterations else "stop-after")
+        return self._finish(stopped, interrupted)
+
+    def _train(self):
+        from conhex_zero.train.loop import Hooks, train
+
+        hooks = Hooks(stop_now=self.deadline.stop_now, after_save=self._after_save, phases=self.phases,
+                      resume_hint=f"conhex-zero piece {self.target.path}")
+        try:
+            return False, train(self.config, self.run.path, resume=self.carry is not None, progress=self.opts.progress,
+                                log=self.log, stop_after=self.opts.stop_after, hooks=hooks)
+        except KeyboardInterrupt:
+            return True, None
+
+    def _record_now(self, stopped: str | None) -> dict:
+        rec = piece_record({**self.base, "_minutes_before": self.carried["minutes"]}, self.run.read_metrics(),
+                           self.first_iteration, self.carried)
+        split = time_split(self.phases, self.startup, self.deadline.elapsed())
+        rec.update({"minutes": round(self.deadline.elapsed() / 60, 2), "eval_seconds": round(self.deadline.eval_seconds, 1),
+                    "seconds": split, "training_share": training_share(split), "compile_cache": self.cache_state,
                     "stopped": stopped})
         return rec
 
-    def after_save(iteration: int, evaluated: bool) -> None:
-        with signals.held():
-            rec = record_now(None)
+    def _after_save(self, iteration: int, evaluated: bool) -> None:
+        with self.signals.held():
+            self._save_compile_cache()
+            rec = self._record_now(None)
             rec["last_iteration"] = iteration
-            carried = target.export(run, rec, records, piece_log.text(), first_iteration, tuple(written))
-            if evaluated and drop_older:
-                written[:] = [f"iter_{int(carried['iteration']):04d}.pt"]
-            state["record"] = rec
-            deadline.saved(evaluated)
+            ladder = self.target is self.line or self.config.eval.mode == "full" or not self.line.ladder_file.is_file()
+            carried = self.target.export(self.run, rec, self.records, self.log.text(), self.identity,
+                                         self.config_text, self.first_iteration, tuple(self.written), ladder=ladder)
+            if evaluated and self.target is not self.line:
+                self.written[:] = [f"iter_{int(carried['iteration']):04d}.pt"]
+            self.record = rec
+            self.deadline.saved(evaluated)
 
-    origin = f"continued from iteration {first_iteration - 1}" if started else "a new line"
-    piece_log(f"piece {number} of line {line.path} ({origin}): {minutes:g} minutes on {device}; scratch run "
-              f"{run.path}; the line is written to {target.path}")
-    interrupted = False
-    try:
-        result = train(config, run.path, resume=started, progress=progress, log=piece_log, stop_after=stop_after,
-                       hooks=Hooks(stop_now=deadline.stop_now, after_save=after_save,
-                                   resume_hint=f"conhex-zero piece {target.path}"))
-    except KeyboardInterrupt:
-        interrupted = True
-    if interrupted:
-        stopped = "interrupted"
-    elif deadline.hit:
-        stopped = "deadline"
-    else:
-        stopped = "complete" if result.iterations >= config.iterations else "stop-after"
-    if state["record"] is None:
-        piece_log(f"piece {number} saved nothing: the line {target.path} is unchanged")
-        return PieceResult(None, target.path, run.path, interrupted)
-    with signals.held():
-        final = {**state["record"], "minutes": round(deadline.elapsed() / 60, 2), "stopped": stopped}
-        piece_log(_summary(final, target.path))
-        write_text_atomic(target.logs / f"piece-{number:03d}.log", piece_log.text())
-        rewrite_jsonl(target.pieces_file, [*records, final])
-    return PieceResult(final, target.path, run.path, interrupted)
+    def _finish(self, stopped: str, interrupted: bool) -> PieceResult:
+        if self.record is None:
+            self.log(f"piece {self.number} saved nothing: the line {self.target.path} is unchanged")
+            return PieceResult(None, self.target.path, self.run.path, interrupted)
+        with self.signals.held():
+            split = time_split(self.phases, self.startup, self.deadline.elapsed())
+            final = {**self.record, "minutes": round(self.deadline.elapsed() / 60, 2), "seconds": split,
+                     "training_share": training_share(split), "stopped": stopped}
+            self.log(summary(final, self.target.path))
+            write_text_atomic(self.target.logs / f"piece-{self.number:03d}.log", self.log.text())
+            rewrite_jsonl(self.target.pieces_file, [*self.records, final])
+        return PieceResult(final, self.target.path, self.run.path, interrupted)
 
+    # ------------------------------------------------------------------ compiled kernels
+    def _load_compile_cache(self) -> None:
+        if self.opts.compile_cache and self.config.selfplay.compile:
+            if compile_cache.load(self.line.path / compile_cache.FILENAME, self.device, self.log):
+                self.cache_state = "loaded"
+                self.log(f"loaded the compiled kernels of {self.line.path / compile_cache.FILENAME}")
 
-def _torch_version() -> str:
-    import torch
-
-    return torch.__version__
-
-
-def _summary(rec: dict, where: Path) -> str:
-    scores = ", ".join(f"{k} {v[0]:.2f} ({v[1]:.2f}-{v[2]:.2f})" for k, v in (rec.get("scores") or {}).items())
-    elo = f"Elo {rec['elo']:.0f} ± {rec['elo_stderr']:.0f}" if rec.get("elo") is not None else "not evaluated"
-    speed = rec.get("selfplay_positions_per_s")
-    return (f"piece {rec['piece']} {rec['stopped']}: iterations {rec.get('first_iteration')}-{rec.get('last_iteration')}, "
-            f"{rec.get('games', 0):,} games, {rec.get('positions', 0):,} recorded positions, "
-            f"{speed if speed is not None else '-'} self-play positions/s, {rec['minutes']:.1f} min; {elo}"
-            f"{'; ' + scores if scores else ''}; line written to {where}")
-
+    def _save_compile_cache(self) -> None:
+        """Once, after the first save that follows the compilation (the kernels are all built)."""
+        if (not self.opts.compile_cache or not self.config.selfplay.compile or self.cache_state == "saved"
+                or not self.phases.get("compile")):
+            return
+        size = compile_cache.save(self.target.path / compile_cache.FILENAME, self.device)
+        if size:
+            self.cache_state = "saved"
+            self.log(f"saved the compiled kernels ({size / 2**20:.1f} MiB) to {self.target.path / compile_cache.FILENAME}")
