@@ -62,7 +62,7 @@ def test_network_and_search_on_cuda_match_cpu():
     assert cpu.legal_mask(state).gather(1, out.action.cpu()[:, None]).all()
 
 
-def _tiny_selfplay(cuda_graphs: bool = False, compile: bool = False):
+def _tiny_selfplay(cuda_graphs: bool = False, compile: bool = False, precision: str = "autocast"):
     from conhex_zero.agents.evaluators import NetworkEvaluator
     from conhex_zero.nn.encode import NUM_FEATURES
     from conhex_zero.nn.model import GraphNet, ModelConfig
@@ -76,14 +76,15 @@ def _tiny_selfplay(cuda_graphs: bool = False, compile: bool = False):
     env = VecEnv("conhex", "cuda")
     torch.manual_seed(0)
     model = GraphNet(ModelConfig(2, 16), NUM_FEATURES).to("cuda").eval()
-    evaluator = NetworkEvaluator(model, env, compile=compile)
+    evaluator = NetworkEvaluator(model, env, compile=compile, precision=precision)
     return SelfPlay(env, config.selfplay, evaluator, seed=0), ReplayBuffer(env, 4096)
 
 
-def test_a_selfplay_move_never_synchronises_on_cuda():
+@pytest.mark.parametrize("precision", ["autocast", "bf16"])
+def test_a_selfplay_move_never_synchronises_on_cuda(precision):
     from conhex_zero.train.selfplay import SelfPlayStats
 
-    selfplay, replay = _tiny_selfplay()
+    selfplay, replay = _tiny_selfplay(precision=precision)
     stats = SelfPlayStats()
     with torch.no_grad():
         selfplay.step(replay, stats)  # warm-up: lazy initialisation may synchronise
@@ -182,3 +183,33 @@ def test_lean_search_and_kept_trees_on_cuda_match_cpu():
     again = searches["cuda"].run(state.to("cuda"), rng.make_keys(0, 1))
     assert int(again.action[0]) == int(out["cuda"][0].action[0])
     assert torch.equal(again.visit_counts, out["cuda"][0].visit_counts)
+
+
+def test_bf16_searches_replayed_as_cuda_graphs_follow_the_trained_weights():
+    """selfplay.precision=bf16 with CUDA graphs: the graphs read the bf16 copy of the weights, which
+    ``refresh`` updates in place after a training step, so a replay equals an eager search with the
+    new weights."""
+    from conhex_zero.agents.evaluators import NetworkEvaluator
+    from conhex_zero.agents.game_search import GameSearch
+    from conhex_zero.nn.encode import NUM_FEATURES
+    from conhex_zero.nn.model import GraphNet, ModelConfig
+    from conhex_zero.search import rng
+    from conhex_zero.search.mcts import SearchConfig
+
+    env = VecEnv("conhex", "cuda")
+    torch.manual_seed(0)
+    model = GraphNet(ModelConfig(2, 32), NUM_FEATURES).to("cuda").eval()
+    evaluator = NetworkEvaluator(model, env, precision="bf16")
+    state = VecEnv("conhex").initial_state(48).to("cuda")
+    eager = GameSearch(env, evaluator, SearchConfig(num_simulations=16))
+    graphed = GameSearch(env, evaluator, SearchConfig(num_simulations=16, cuda_graphs=True))
+    keys = rng.make_keys(3, 48, device="cuda")
+    graphed.run(state, keys)  # eager, then captured
+    graphed.run(state, keys)  # replayed
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.05 * torch.randn_like(p))  # what a training step does: in place
+    evaluator.refresh()
+    a, b = eager.run(state, keys), graphed.run(state, keys)
+    for field in ("action", "visit_counts", "policy_target", "root_value"):
+        assert torch.equal(getattr(a, field), getattr(b, field)), field

@@ -131,19 +131,27 @@ def test_out_holds_a_few_small_files_that_continue_the_line(tmp_path):
     assert (third.record["piece"], third.record["first_iteration"]) == (3, 7)
 
 
-def test_an_l6h96_conhex_piece_of_the_gpu_line_runs_shrunk_on_the_cpu(tmp_path):
-    """The GPU line's own config, on ConHex, shrunk to seconds: its piece command works end to end."""
+def test_an_l6h96_conhex_piece_of_the_gpu_line_runs_shrunk_on_the_cpu_and_is_rated_after(tmp_path):
+    """The GPU line's own config, on ConHex, shrunk to seconds: its piece checks its checkpoint and
+    plays no rating game; ``conhex-zero rate`` then writes the ladder and the piece's record."""
     line = tmp_path / "line"
     shrink = ["device=cpu", "selfplay.compile=false", "selfplay.games=8", "selfplay.positions_per_iteration=32",
               "selfplay.full_sims=4", "selfplay.cheap_sims=2", "replay.capacity=1000", "replay.min_size=32",
-              "optim.batch_size=16", "optim.warmup_steps=2", "eval.games=2", "eval.previous_games=2", "eval.sims=2",
-              "iterations=2"]
-    run_piece(line, config_file=str(ROOT / "configs" / "conhex-gpu-line.yaml"), overrides=shrink, minutes=5,
-              run_dir=tmp_path / "r", **QUIET)
+              "optim.batch_size=16", "optim.warmup_steps=2", "eval.check_games=2", "iterations=2"]
+    result = run_piece(line, config_file=str(ROOT / "configs" / "conhex-gpu-line.yaml"), overrides=shrink, minutes=5,
+                       run_dir=tmp_path / "r", **QUIET)
     carry = Line(line).read_carry()
     assert carry["config"]["model"] == "l6h96" and carry["config"]["game"] == "conhex" and carry["iteration"] == 2
-    names = {e["name"] for e in read_jsonl(line / "ladder.jsonl") if e["type"] == "player"}
-    assert "checkpoints/conhex-l4h64.pt" in names  # the shipped model is a fixed reference of the line
+    assert not (line / "ladder.jsonl").exists() or not [e for e in read_jsonl(line / "ladder.jsonl")
+                                                         if e["type"] == "result"]
+    assert result.record["check"]["games"] == 2 and result.record.get("elo") is None
+    assert main(["rate", str(line), "--games", "2", "--sims", "2", "--quiet"]) == 0
+    results = [e for e in read_jsonl(line / "ladder.jsonl") if e["type"] == "result"]
+    opponents = {e["second"] if e["first"] == "iter_0002" else e["first"] for e in results}
+    # the shipped models are fixed references of the line
+    assert opponents == {"random", "checkpoints/conhex-l4h64.pt", "checkpoints/conhex-l4h64-v2.pt"}
+    record = Line(line).pieces()[-1]
+    assert record["elo"] is not None and set(record["scores"]) == {"random", "conhex-l4h64", "conhex-l4h64-v2"}
 
 
 def test_a_piece_stopped_by_a_signal_keeps_its_last_save(tmp_path):

@@ -75,7 +75,8 @@ class RolloutEvaluator:
 PRECISIONS = ("autocast", "bf16", "fp32")
 """How ``NetworkEvaluator`` computes: ``autocast`` (bf16 autocast on CUDA: matrix products in bf16,
 norms and elementwise work in float32; float32 on a CPU), ``bf16`` (every tensor in bf16, norms
-included: the weights are cast once a call and the network takes its lean inference path), ``fp32``."""
+included: a bf16 copy of the weights, refreshed when training changes them, and the network's lean
+inference path), ``fp32``."""
 
 
 class NetworkEvaluator:
@@ -101,11 +102,29 @@ class NetworkEvaluator:
         """The first call's seconds when compiled (None until it has run), else 0."""
         self.timer = timer
         self.evaluated = 0  # positions evaluated so far (benchmarks read it)
+        self._weights: dict[str, Tensor] | None = None  # bf16: the weights' copy (``refresh``)
+        self._versions: tuple[int, ...] = ()
+
+    def refresh(self) -> None:
+        """With ``precision="bf16"``: make the bf16 copy of the weights follow the model's float32
+        weights (copied in place when a training step changed them, so a compiled function or a
+        captured CUDA graph keeps reading the same tensors). Every call does it; self-play calls it
+        before a phase whose searches may replay CUDA graphs (no Python runs in a replay)."""
+        if self.precision != "bf16":
+            return
+        params = dict(self.model.named_parameters())
+        versions = tuple(p._version for p in params.values())
+        if self._weights is None:
+            self._weights = {n: p.detach().to(torch.bfloat16) for n, p in params.items()}
+        elif versions != self._versions:
+            with torch.no_grad():
+                for n, p in params.items():
+                    self._weights[n].copy_(p)
+        self._versions = versions
 
     def _bf16(self, encoded, graph) -> tuple[Tensor, Tensor, Tensor]:
-        """The model with every parameter cast to bf16 for this call (the trained weights stay float32)."""
-        weights = {name: p.to(torch.bfloat16) for name, p in self.model.named_parameters()}
-        return torch.func.functional_call(self.model, weights, (encoded, graph))
+        """The model with its bf16 copy of the weights (the trained weights stay float32)."""
+        return torch.func.functional_call(self.model, self._weights, (encoded, graph))
 
     def __call__(self, state: State, legal: Tensor | None = None, wins: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """``legal`` ``[B, A]`` and ``wins`` ``[B, 2, H]`` (``Tactics.winning_moves_both``): the
@@ -116,6 +135,8 @@ class NetworkEvaluator:
         legal = self.env.legal_mask(state) if legal is None else legal
         self.evaluated += state.batch_size
         encoded = self.encoder(state, legal, wins)
+        if not torch.compiler.is_compiling():
+            self.refresh()
         first = self.compile_seconds is None and not torch.compiler.is_compiling()
         start = time.perf_counter() if first else 0.0
         with torch.no_grad(), ctx, (self.timer() if self.timer else contextlib.nullcontext()):

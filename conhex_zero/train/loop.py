@@ -379,6 +379,7 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
         where.iteration = iteration
         target = config.selfplay.positions_per_iteration
         clock = time.perf_counter()
+        evaluator.refresh()  # a bf16 copy of the weights follows the last training (CUDA graphs run no Python)
         with progress_bar(total=target, desc=f"iter {iteration} self-play", unit="pos", disable=not progress,
                           leave=False) as bar:
             sp = selfplay.run(replay, target, bar)

@@ -16,7 +16,7 @@ written again (``Line.export``), with the piece's record:
     minutes went: startup, compile, selfplay, learning, evaluation, writing, other, total),
     training_share (self-play and learning over the time after start-up), check ({wins, games,
     passed} in check mode), elo and elo_stderr (the line's ladder, random = 0), scores ({reference:
-    [score, low, high]}), checkpoint, compile_cache ("loaded", "saved", or null), stopped (null
+    [score, low, high]}), checkpoint, compile_cache ("loaded", "saved", "loaded, saved" or null), stopped (null
     while it runs; "deadline", "complete" (the line's iterations), "stop-after", "interrupted")
 
 What a piece loses against an uninterrupted run: the replay (a piece refills it from its own first
@@ -340,10 +340,10 @@ class _Piece:
 
     def _save_compile_cache(self) -> None:
         """Once, after the first save that follows the compilation (the kernels are all built)."""
-        if (not self.opts.compile_cache or not self.config.selfplay.compile or self.cache_state == "saved"
+        if (not self.opts.compile_cache or not self.config.selfplay.compile or "saved" in (self.cache_state or "")
                 or not self.phases.get("compile")):
             return
         size = compile_cache.save(self.target.path / compile_cache.FILENAME, self.device)
         if size:
-            self.cache_state = "saved"
+            self.cache_state = "loaded, saved" if self.cache_state == "loaded" else "saved"
             self.log(f"saved the compiled kernels ({size / 2**20:.1f} MiB) to {self.target.path / compile_cache.FILENAME}")
