@@ -14,12 +14,12 @@ import sys
 from typing import Sequence
 
 from conhex_zero import __version__
-from conhex_zero.cli import (arena_cmd, average_cmd, bench_cmd, curve_cmd, gtp_cmd, ladder_cmd, openings_cmd, piece_cmd,
+from conhex_zero.cli import (arena_cmd, average_cmd, bench_cmd, curve_cmd, distill_cmd, gtp_cmd, ladder_cmd, openings_cmd, piece_cmd,
                              play_cmd, rate_cmd, replay_cmd, report_cmd, rules_cmd, serve_cmd, train_cmd)
 from conhex_zero.cli.common import CliError, HelpFormatter, torch_threads
 
-COMMANDS = (train_cmd, piece_cmd, rate_cmd, average_cmd, arena_cmd, ladder_cmd, curve_cmd, rules_cmd, replay_cmd, openings_cmd, report_cmd,
-            play_cmd, gtp_cmd, serve_cmd, bench_cmd)
+COMMANDS = (train_cmd, piece_cmd, rate_cmd, distill_cmd, average_cmd, arena_cmd, ladder_cmd, curve_cmd, rules_cmd,
+            replay_cmd, openings_cmd, report_cmd, play_cmd, gtp_cmd, serve_cmd, bench_cmd)
 
 DESCRIPTION = """\
 conhex-zero: AlphaZero-style self-play for the connection games ConHex and Hex.
