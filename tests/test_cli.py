@@ -78,7 +78,7 @@ def test_replay_text_and_json(capsys):
     (["replay", "hexx-5", "a1"], "unknown game 'hexx-5'"),
     (["rules", "hex-40"], "between 2 and 19"),
     (["rules", "conhex:swapp"], "Did you mean 'swap'"),
-    (["bench", "env", "--batch", "0"], "--batch must be at least 1"),
+    (["bench", "env", "--batch", "0"], "--batch must be from 1 to 262144, not 0"),
     (["bench", "env", "--device", "tpu"], "unknown device"),
     (["bench", "search", "--threads", "-1"], "--threads must be from 0 to 4096, not -1"),
     (["bench", "selfplay", "--threads", "-2"], "--threads must be from 0 to 4096, not -2"),

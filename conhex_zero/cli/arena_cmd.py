@@ -10,6 +10,7 @@ from pathlib import Path
 from conhex_zero.cli.common import (CliError, check_seconds, handle_sigterm, HelpFormatter, add_threads_argument,
                                     check_arena_arguments, game_for_players, plural, preflight_game,
                                     preflight_players, print_json, resolve_device, warn)
+from conhex_zero.cli.numbers import MAX_GAMES, SECONDS, SEED, SIMS, Whole
 PLAYERS_HELP = ("a player: random, mcts-rollout:K (random-rollout MCTS, K simulations), policy:CKPT "
                 "(a checkpoint's raw policy), CKPT, CKPT:sims=N or CKPT:seconds=S (checkpoint + search: N "
                 "simulations, or S seconds a move, each position searched alone), gtp:\"COMMAND\" (an external "
@@ -50,11 +51,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--game", default=None, help="game spec (default: the game the first checkpoint among "
                    "the players was trained on, else conhex; two checkpoints trained on different games "
                    "need --game); add random=K for K random opening pieces per player")
-    p.add_argument("--games", type=int, default=100,
+    p.add_argument("--games", type=Whole(1, MAX_GAMES), default=100,
                    help="games in the match, or the most games with --until-decided (default: 100)")
-    p.add_argument("--sims", type=int, default=None,
+    p.add_argument("--sims", type=SIMS, default=None,
                    help="simulations for checkpoint players without :sims=N (default: 64)")
-    p.add_argument("--opening-plies", type=int, default=1, metavar="K",
+    p.add_argument("--opening-plies", type=Whole(0, 400), default=1, metavar="K",
                    help="at least K random moves open each pair of games, colours exchanged within a pair; "
                    "more when the board has fewer than --games/2 distinct K-move openings (default: 1). "
                    "With the swap rule, an opening of two or more moves passes the swap's turn, so those "
@@ -71,18 +72,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "per win and each pair's result by opening (JSON keys pairs, pair_score, pieces_per_win)")
     p.add_argument("--until-decided", action="store_true",
                    help="play rounds until the 99%% interval of the score excludes 1/2 (or --games)")
-    p.add_argument("--round", type=int, default=20, metavar="R", help="games per round with --until-decided")
+    p.add_argument("--round", type=Whole(1, MAX_GAMES), default=20, metavar="R", help="games per round with --until-decided")
     p.add_argument("--records", metavar="FILE", help="where each game's record is appended as the game ends "
                    "(default: runs/arena/<P1>-vs-<P2>-<game>-s<seed>-<N>g-<digest>.jsonl, the same for the same "
                    "match); when FILE holds some of this match's games, only the missing ones are played")
     p.add_argument("--resume", metavar="FILE", help="continue the match whose games FILE holds (players and "
                    "settings from it; P1 and P2 may be left out), playing only the missing games")
     p.add_argument("--ladder", metavar="DIR", help="also add the result to DIR/ladder.jsonl (see conhex-zero ladder)")
-    p.add_argument("--gtp-timeout", type=float, default=10.0, help="seconds an engine may take per reply")
-    p.add_argument("--gtp-startup", type=float, default=120.0, metavar="S",
+    p.add_argument("--gtp-timeout", type=SECONDS, default=10.0, help="seconds an engine may take per reply")
+    p.add_argument("--gtp-startup", type=SECONDS, default=120.0, metavar="S",
                    help="seconds an engine may take to answer its first command after it starts (default: 120)")
-    p.add_argument("--gtp-parallel", type=int, default=4, help="engine processes per GTP player")
-    p.add_argument("--seed", type=int, default=0, help="match seed (default: 0)")
+    p.add_argument("--gtp-parallel", type=Whole(1, 256), default=4, help="engine processes per GTP player")
+    p.add_argument("--seed", type=SEED, default=0, help="match seed (default: 0)")
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     add_threads_argument(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")

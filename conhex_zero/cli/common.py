@@ -9,6 +9,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 import textwrap
@@ -24,6 +25,25 @@ if TYPE_CHECKING:  # torch is imported where it is used: --help and option error
 
 class CliError(Exception):
     """A user error the command reports in one line (exit code 2)."""
+
+
+class UsageError(Exception):
+    """An option argparse could not take (a bad number, an unknown option): ``main`` reports it in one
+    line, ``conhex-zero CMD: error: ...``, and returns 2, as for ``CliError``."""
+
+    def __init__(self, prog: str, message: str):
+        super().__init__(message)
+        self.prog, self.message = prog, message
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, with errors in one line and no usage block: ``--sims must be from 1 to
+    100000, not 0`` for the bounded numbers of ``cli/numbers.py`` (without argparse's ``argument``
+    prefix), argparse's own words for the rest. The subcommands' parsers are of this class too."""
+
+    def error(self, message: str):  # type: ignore[override]
+        m = re.fullmatch(r"argument ([^:/\s]+)(?:/\S+)?: (must .*)", message, flags=re.DOTALL)
+        raise UsageError(self.prog, f"{m.group(1)} {m.group(2)}" if m else message)
 
 
 HELP_WIDTH = 100
@@ -147,7 +167,9 @@ THREADS_HELP = ("torch CPU threads (default: 1; 0: one per core). One thread is 
 
 def add_threads_argument(parser, default: int = 1) -> None:
     """``--threads N`` for a long-running command (applied by ``main.run_command``)."""
-    parser.add_argument("--threads", type=int, default=default, metavar="N", help=THREADS_HELP)
+    from conhex_zero.cli.numbers import THREADS
+
+    parser.add_argument("--threads", type=THREADS, default=default, metavar="N", help=THREADS_HELP)
 
 
 @contextlib.contextmanager

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from conhex_zero.cli.common import CliError, plural, resolve_device
+from conhex_zero.cli.numbers import THREADS, Whole
 
 EPILOG = """\
 examples:
@@ -30,9 +31,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--init", metavar="CKPT", help="warm start: begin with this checkpoint's weights (same network "
                    "size; optimiser, replay and iterations start fresh), the same as the override init=CKPT")
     p.add_argument("--device", help="cpu or cuda (overrides the config's device)")
-    p.add_argument("--stop-after", type=int, metavar="N",
+    p.add_argument("--stop-after", type=Whole(1, 10**9), metavar="N",
                    help="stop after N iterations in this session (with a checkpoint; --resume continues)")
-    p.add_argument("--threads", type=int, metavar="N", help="torch CPU threads, the same as the override threads=N "
+    p.add_argument("--threads", type=THREADS, metavar="N", help="torch CPU threads, the same as the override threads=N "
                    "(default: the config's, 1 unless set; 0: one per core)")
     p.add_argument("--quiet", action="store_true", help="no progress bars and no resolved config (one line per "
                    "iteration)")
@@ -63,8 +64,6 @@ def run(args: argparse.Namespace) -> int:
         if args.resume:
             raise CliError("--init starts a new run from a checkpoint's weights; --resume continues a run with its own")
         overrides.append(f"init={args.init}")
-    if args.stop_after is not None and args.stop_after < 1:
-        raise CliError("--stop-after must be at least 1")
     try:
         if args.resume:
             if args.config or args.run_dir:
