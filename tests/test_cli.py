@@ -138,7 +138,7 @@ def test_bench_rejects_bad_model_names(capsys):
     assert code == 2 and "l<layers>h<hidden>" in err
 
 
-@pytest.mark.parametrize("command", ["", "arena", "play", "serve", "gtp", "replay", "openings", "report", "curve", "average",
+@pytest.mark.parametrize("command", ["", "train", "arena", "play", "serve", "gtp", "replay", "openings", "report", "curve", "average",
                                      "ladder", "rules"])
 def test_help_texts_are_wrapped_and_show_plain_percent_signs(monkeypatch, capsys, command):
     monkeypatch.setenv("COLUMNS", "100")

@@ -150,12 +150,17 @@ def run_env(args: argparse.Namespace) -> int:
 
 
 def run_selfplay(args: argparse.Namespace) -> int:
-    from conhex_zero.bench.selfplay_bench import bench_selfplay
-    from conhex_zero.train.config import ConfigError, load_config
+    from conhex_zero.train.config import ConfigError
+    from conhex_zero.train.config_schema import check_schema
 
-    if args.seconds <= 0:
-        raise CliError("--seconds must be positive")
     _check_threads(args)
+    try:  # keys and value types before torch (a typo is answered at once)
+        check_schema(args.config, args.overrides)
+    except ConfigError as err:
+        raise CliError(str(err)) from None
+    from conhex_zero.bench.selfplay_bench import bench_selfplay
+    from conhex_zero.train.config import load_config
+
     overrides = list(args.overrides)
     if args.device:
         overrides.append(f"device={resolve_device(args.device)}")
