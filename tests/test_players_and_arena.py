@@ -1,6 +1,7 @@
 """Players behind one interface, checkpoints, and batched matches."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -76,12 +77,17 @@ def test_rollout_search_beats_random():
     assert r.score >= 0.8
 
 
-def test_arena_command_json(capsys, checkpoint):
+def test_arena_command_json(capsys, checkpoint, tmp_path, monkeypatch):
     path, _ = checkpoint
+    checkout = Path(__file__).resolve().parent.parent / "runs" / "arena"
+    before = sorted(checkout.glob("*")) if checkout.is_dir() else []
+    monkeypatch.chdir(tmp_path)  # the default records file goes to ./runs/arena: here, not into the checkout
     code = main(["arena", "random", f"{path}:sims=4", "--game", "hex-4", "--games", "6", "--json"])
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and data["games"] == 6 and len(data["wins"]) == 2 and sum(data["wins"]) == 6
     assert data["score"] == data["wins"][0] / 6
+    assert Path(data["records"]).parent == Path("runs") / "arena" and (tmp_path / data["records"]).is_file()
+    assert (sorted(checkout.glob("*")) if checkout.is_dir() else []) == before
 
 
 def test_arena_command_errors(capsys):

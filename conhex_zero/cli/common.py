@@ -213,6 +213,8 @@ MAX_MATCH_GAMES = 100_000
 """The most games a match may play (its records and results are held in memory)."""
 MAX_SECONDS = 86_400.0
 """The longest timeout an option may set (a day)."""
+DEFAULT_RECORDS_DIR = Path("runs") / "arena"
+"""Where an arena match without --records keeps its records (``match_records.default_records_path``)."""
 
 
 def check_range(flag: str, value: int, low: int, high: int) -> None:
@@ -264,6 +266,20 @@ def check_output_file(flag: str, path: str | Path) -> Path:
     return p
 
 
+def check_appendable(flag: str, path: str | Path) -> Path:
+    """A file a command appends to as it works (an arena's records): ``check_output_file``'s checks,
+    and an existing file opened for appending (and closed, unchanged), so that a file that cannot be
+    written (read-only, on a read-only mount) is found before the work, not after its first result."""
+    p = check_output_file(flag, path)
+    if p.exists():
+        try:
+            with open(p, "ab"):
+                pass
+        except OSError as err:
+            raise CliError(f"{flag} {path}: cannot be written ({err.strerror or err})") from None
+    return p
+
+
 def check_output_dir(flag: str, path: str | Path) -> Path:
     """A directory a command will write into (made if missing): ``CliError`` (one line) when it is a
     file, lies under a file, or cannot be written."""
@@ -285,7 +301,12 @@ def check_arena_arguments(args: argparse.Namespace) -> None:
         check_range("--sims", args.sims, 1, 100_000)
     check_seconds("--gtp-timeout", args.gtp_timeout)
     if args.records:
-        check_output_file("--records", args.records)
+        check_appendable("--records", args.records)
+    else:  # the default records file goes into runs/arena (its name needs the players, made later)
+        try:
+            check_output_dir("--records", DEFAULT_RECORDS_DIR)
+        except CliError as err:
+            raise CliError(f"{err} (the default records folder: give --records FILE)") from None
     if args.ladder:
         check_output_dir("--ladder", args.ladder)
 

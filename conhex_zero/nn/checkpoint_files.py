@@ -1,6 +1,8 @@
 """Checkpoint files looked at without torch: the error commands report for them, and whether a path
 names a file at all (any name a user types, of any length or bytes), so that a missing or misnamed
-checkpoint is refused before torch is imported. Reading a checkpoint is ``checkpoint.py``'s."""
+checkpoint is refused before torch is imported; and a digest of a checkpoint's bytes, which names the
+model it holds (arena records and ladders tell a file retrained in place by it). Reading a
+checkpoint is ``checkpoint.py``'s."""
 
 from __future__ import annotations
 
@@ -38,3 +40,25 @@ def check_checkpoint_file(path: str | Path) -> Path:
     if not is_file:
         raise CheckpointError(f"no checkpoint file at {shown(path)}")
     return p
+
+
+DIGEST_LENGTH = 16
+"""Hex digits of a checkpoint's SHA-256 that name its content (64 bits: no two models a person
+compares share them)."""
+
+
+def checkpoint_digest(path: str | Path) -> str:
+    """The first ``DIGEST_LENGTH`` hex digits of the SHA-256 of the file's bytes: what a player that
+    reads it plays with (a file retrained or replaced in place has another); ``CheckpointError``
+    when it cannot be read."""
+    import hashlib
+
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    except (OSError, ValueError) as err:
+        raise CheckpointError(f"{shown(path)} cannot be read ({getattr(err, 'strerror', None) or err})") from None
+    return h.hexdigest()[:DIGEST_LENGTH]
+
