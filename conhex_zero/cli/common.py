@@ -327,24 +327,30 @@ def preflight_game(game: str | None) -> None:
 
 
 def preflight_players(specs: Sequence[str], simulations: int | None = None) -> None:
-    """Player names that name players (checkpoint files that exist), or ``CliError``."""
+    """Player names that name players (checkpoint files that exist, whole and undamaged as far as
+    can be told without torch), or ``CliError``."""
     from conhex_zero.agents.player_specs import PlayerSpecError, parse_player
+    from conhex_zero.nn.checkpoint_files import CheckpointError, check_checkpoint_archive, check_checkpoint_file
 
     for spec in specs:
         try:
-            parse_player(spec, simulations)
-        except PlayerSpecError as err:
+            path = parse_player(spec, simulations).path
+            if path is not None:
+                check_checkpoint_archive(check_checkpoint_file(path))
+        except (PlayerSpecError, CheckpointError) as err:
             raise CliError(str(err)) from None
 
 
 def preflight_checkpoint(path: str | None, flag: str = "") -> None:
-    """A checkpoint path (None: none given) that names a file, or ``CliError``."""
+    """A checkpoint path (None: none given) that names a file, whole and undamaged as far as can be
+    told without torch (``check_checkpoint_archive``), or ``CliError``."""
     if path is None:
         return
-    from conhex_zero.nn.checkpoint_files import CheckpointError, check_checkpoint_file
+    from conhex_zero.nn.checkpoint_files import CheckpointError, check_checkpoint_archive, check_checkpoint_file
 
     try:
         check_checkpoint_file(path)
+        check_checkpoint_archive(path)
     except CheckpointError as err:
         raise CliError(f"{flag}: {err}" if flag else str(err)) from None
 
