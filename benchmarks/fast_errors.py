@@ -1,11 +1,12 @@
 """How much CPU a refused command costs: the CPU seconds (user + system, as /usr/bin/time counts them)
-of commands that fail on a typo, a missing file or a run that another process trains, each in a new
-process, the best of --repeats runs.
+of commands that fail on a typo, a missing file or a run that another process trains, and (issue 43)
+on a misspelt config key or an ill-typed value, conflicting options, numbers out of bounds, an
+output that cannot be written, a cut checkpoint, each in a new process, the best of --repeats runs.
 
     python benchmarks/fast_errors.py                 # prints a table, writes runs/bench/fast_errors-TIME.json
     python benchmarks/fast_errors.py --publish       # ... and benchmarks/results/fast_errors.json
 
-The bar (issue 36): each one line and at most 1.0 s of CPU on the project's 2-core machine, whatever
+The bar (issues 36 and 43): each one line and at most 1.0 s of CPU on the project's 2-core machine, whatever
 the load (CPU seconds do not grow with load the way wall time does). A valid ``rules conhex`` is the
 baseline: the interpreter and the command line alone.
 """
@@ -36,6 +37,22 @@ COMMANDS = {
     "play no.pt": ["play", "no.pt"],
     "openings no.pt": ["openings", "no.pt"],
     "replay --record no.sgf": ["replay", "--record", "no.sgf"],
+    # issue 43, item 4: refusals that used to wait for torch (2-5 s of CPU)
+    "train ... optim.learning_rate=1e-3": ["train", "--config", "configs/tiny.yaml", "optim.learning_rate=1e-3"],
+    "train ... optim.lr=fast": ["train", "--config", "configs/tiny.yaml", "optim.lr=fast"],
+    "play random --sims 10 --seconds 1": ["play", "random", "--sims", "10", "--seconds", "1"],
+    "serve random --port 8765000": ["serve", "random", "--port", "8765000"],
+    "serve random --temperature nan": ["serve", "random", "--temperature", "nan"],
+    "openings CKPT --sims -5": ["openings", "checkpoints/hex5-l4h64.pt", "--sims", "-5"],
+    "openings CKPT --sims 99999999999999999999": ["openings", "checkpoints/hex5-l4h64.pt", "--sims",
+                                                  "99999999999999999999"],
+    "openings CKPT --check-games 1e20": ["openings", "checkpoints/hex5-l4h64.pt", "--check-games", "1e20"],
+    "report CKPT --out UNWRITABLE": ["report", "checkpoints/hex5-l4h64.pt", "--out", "{file}/report"],
+    "report CKPT --opening-sims 0 --other M": ["report", "checkpoints/hex5-l4h64.pt", "--opening-sims", "0", "--other",
+                                               "checkpoints/hex5-l4h64.pt"],
+    "arena ... --records UNWRITABLE": ["arena", "random", "random", "--records", "{file}/m.jsonl"],
+    "arena CKPT:sim=10 random": ["arena", "checkpoints/hex5-l4h64.pt:sim=10", "random"],
+    "arena CUT.pt random (a cut checkpoint)": ["arena", "{cut}", "random"],
 }
 
 
@@ -60,17 +77,23 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         run = Path(scratch) / "run"
         run.mkdir()
+        a_file = Path(scratch) / "a-file"
+        a_file.write_text("a file, where a folder is asked for\n")
+        cut = Path(scratch) / "cut.pt"
+        cut.write_bytes((ROOT / "checkpoints" / "hex5-l4h64.pt").read_bytes()[:100_000])
+        places = {"{run}": str(run), "{file}": str(a_file), "{cut}": str(cut)}
         lock = RunLock(run)
         lock.acquire(note=lambda _: None)  # this process "trains" the run
         try:
             for label, command in COMMANDS.items():
-                words = [w.replace("{run}", str(run)) for w in command]
+                words = [w.replace("{run}", places["{run}"]).replace("{file}", places["{file}"])
+                         .replace("{cut}", places["{cut}"]) for w in command]
                 runs = [cpu_seconds(words) for _ in range(args.repeats)]
                 best = min(r[0] for r in runs)
                 code, err = runs[0][1], runs[0][2]
                 rows.append({"command": label, "cpu_s": round(best, 3), "runs_cpu_s": [round(r[0], 3) for r in runs],
                              "exit_code": code, "error_lines": len(err.splitlines()), "error": err[:200]})
-                print(f"{label:<38} {best:5.2f} s CPU  exit {code}  {err.splitlines()[0][:90] if err else ''}")
+                print(f"{label:<44} {best:5.2f} s CPU  exit {code}  {err.splitlines()[0][:90] if err else ''}")
         finally:
             lock.release()
     result = {"benchmark": "fast_errors", "date": time.strftime("%Y-%m-%d"), "python": platform.python_version(),

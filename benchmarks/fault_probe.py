@@ -819,6 +819,154 @@ def refused_before_torch() -> None:
             raise Failed(f"{' '.join(args)}: exit {p.returncode}, {p.stderr.strip()[-200:]}")
 
 
+# ============================================ 18. what a third probe met (issue 43): arena, openings, report
+def _checkpoints(name: str) -> tuple[Path, Path]:
+    """Two checkpoints of the tiny run (of different weights), copied into ``WORK/name``."""
+    folder = fresh(name)
+    folder.mkdir(parents=True)
+    x, y = folder / "x.pt", folder / "y.pt"
+    shutil.copyfile(saved_run() / "latest.pt", x)
+    shutil.copyfile(next((saved_run() / "checkpoints").glob("iter_*.pt")), y)
+    if x.read_bytes() == y.read_bytes():
+        shutil.copyfile(whole_run() / "latest.pt", y)
+    return x, y
+
+
+def _swap(a: Path, b: Path) -> None:
+    tmp = a.with_suffix(".swap")
+    os.replace(a, tmp)
+    os.replace(b, a)
+    os.replace(tmp, b)
+
+
+@case(18, "arena: swapped checkpoint contents, or one retrained in place: another match, never the old games")
+def arena_knows_what_played() -> None:
+    x, y = _checkpoints("swap")
+    match = [str(x), str(y), "--games", "6", "--sims", "8", "--records", str(x.parent / "xy.jsonl"), "--quiet"]
+    succeeded(inproc("arena", *match))
+    _swap(x, y)
+    one_line_error(inproc("arena", *match), "played as another model", f"player 1, {x}")
+    here = os.getcwd()
+    os.chdir(x.parent)  # the default records name: a new file for the new contents
+    try:
+        first = inproc("arena", "x.pt", "random", "--games", "4", "--sims", "4", "--json")
+        succeeded(first)
+        shutil.copyfile(y, x)  # retrained in place
+        again = inproc("arena", "x.pt", "random", "--games", "4", "--sims", "4", "--json")
+        succeeded(again)
+    finally:
+        os.chdir(here)
+    if json.loads(first.out)["records"] == json.loads(again.out)["records"] or "complete" in again.err:
+        raise Failed(f"a retrained checkpoint resumed the old match: {again.err.strip()[:200]}")
+
+
+@case(18, "arena: a records line whose winner was edited (to the loser, or to 7) is refused, not counted")
+def arena_checks_its_records() -> None:
+    records = fresh("edited") / "m.jsonl"
+    records.parent.mkdir(parents=True)
+    match = ["random", "mcts-rollout:8", "--game", "hex-4", "--games", "6", "--records", str(records), "--quiet"]
+    succeeded(inproc("arena", *match))
+    kept = records.read_text()
+    for winner, name in ((1, True), (1, False), (7, False)):
+        entries = [json.loads(line) for line in kept.splitlines()]
+        entries[0]["winner"] = winner if winner == 7 else 1 - entries[0]["winner"]
+        if name:
+            entries[0]["winner_name"] = [entries[0]["first"], entries[0]["second"]][entries[0]["winner"]]
+        records.write_text("".join(json.dumps(e) + "\n" for e in entries))
+        one_line_error(inproc("arena", *match), f"{records}:1: game 0", "damaged or edited")
+
+
+@case(18, "arena: a checkpoint replaced in the middle of a match is noticed; its games are never mixed")
+def arena_checkpoint_replaced_midway() -> None:
+    x, y = _checkpoints("midway")
+    records = x.parent / "m.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "conhex_zero.cli.main", "arena", str(x), "mcts-rollout:200", "--game",
+                             "hex-3", "--games", "8", "--sims", "200", "--records", str(records), "--quiet"], env=ENV,
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None and not (records.is_file() and records.read_text()):
+        time.sleep(0.05)
+    shutil.copyfile(y, x)
+    _, err = proc.communicate(timeout=600)
+    if proc.returncode != 0 or f"{x} changed during the match" not in err:
+        if proc.returncode == 0 and records.is_file() and len(records.read_text().splitlines()) == 8 and \
+                "changed" not in err and len(err.strip()) == 0:
+            raise Skipped("the match ended before the file was replaced")
+        raise Failed(f"exit {proc.returncode}: {err.strip()[-300:]}")
+    digests = {json.dumps(json.loads(line)["match"]) for line in records.read_text().splitlines()}
+    if len(digests) != 1:
+        raise Failed("the records name two models")
+    one_line_error(inproc("arena", str(x), "mcts-rollout:200", "--game", "hex-3", "--games", "8", "--sims", "200",
+                          "--records", str(records), "--quiet"), "played as another model")
+
+
+@case(18, "openings and report: huge, negative and empty numbers, --other of another game, --opening-sims 0 "
+          "--other, an unwritable --out: one line before any work")
+def openings_and_report_bounds() -> None:
+    hex5, hex4, conhex = (str(ROOT / "checkpoints" / n) for n in ("hex5-l4h64.pt", "hex4-l3h32.pt", "conhex-l4h64.pt"))
+    for option, value in (("--sims", "99999999999999999999"), ("--sims", "1099511627776"), ("--sims", "8,,16"),
+                          ("--sims", "-5"), ("--repeats", "99999999999999999999"), ("--check-games", "1e20"),
+                          ("--check-games", "100000000000000000000")):
+        one_line_error(cli("openings", hex5, option, value, "--quiet", timeout=60, memory=4 * 2**30), option, within=30)
+    one_line_error(inproc("openings", conhex, "--other", hex4, "--sims", "2", "--quiet"), "--other", "trained on hex-4")
+    a_file = WORK / "a_file"
+    a_file.write_text("x")
+    for args in (["--opening-sims", "0", "--other", hex5], ["--out", str(a_file / "report")],
+                 ["--out", "/proc/report"]):
+        r = cli("report", hex5, "--games", "2", "--quiet", *args, timeout=60)
+        one_line_error(r, args[0], within=30)
+
+
+@case(18, "refusals before torch, each at most 1.0 s of CPU: config keys and values, --sims with --seconds, "
+          "--port, --temperature nan, openings --sims -5, report --out, arena records, :sim=10, a cut checkpoint")
+def refused_before_torch_43() -> None:
+    import resource
+
+    probe = ("import sys; from conhex_zero.cli.main import main; code = main(sys.argv[1:]); "
+             "print('TORCH', 'torch' in sys.modules, file=sys.stderr); sys.exit(code)")
+    a_file = WORK / "a_file"
+    a_file.write_text("x")
+    cut = WORK / "cut.pt"
+    cut.write_bytes((ROOT / "checkpoints" / "hex5-l4h64.pt").read_bytes()[:100_000])
+    hex5 = str(ROOT / "checkpoints" / "hex5-l4h64.pt")
+    cases = [["train", "--config", str(TINY), "optim.learning_rate=1e-3"], ["train", "--config", str(TINY), "optim.lr=fast"],
+             ["play", "random", "--sims", "10", "--seconds", "1"], ["serve", "random", "--port", "8765000"],
+             ["serve", "random", "--temperature", "nan"], ["openings", hex5, "--sims", "-5"],
+             ["report", hex5, "--out", str(a_file / "r")], ["arena", "random", "random", "--records", str(a_file / "m")],
+             ["arena", f"{hex5}:sim=10", "random"], ["arena", str(cut), "random"]]
+    for args in cases:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        p = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, env=ENV, cwd=ROOT)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 2 or lines[-1:] != ["TORCH False"] or len(lines) != 2 or cpu > 1.0:
+            raise Failed(f"{' '.join(args)[:80]}: exit {p.returncode}, {cpu:.2f} s CPU, {p.stderr.strip()[-200:]}")
+
+
+@case(18, "smaller: :sim=10 named as the typo, a cut checkpoint's error not cut mid-word, train --resume of a "
+          "finished run says nothing was done, train --help within 100 columns")
+def smaller_43() -> None:
+    hex5 = str(ROOT / "checkpoints" / "hex5-l4h64.pt")
+    one_line_error(inproc("arena", f"{hex5}:sim=10", "random"), "unknown option 'sim=10' after the checkpoint")
+    cut = WORK / "cut2.pt"
+    cut.write_bytes(b"PK\x03\x04" + bytes(96))
+    r = inproc("openings", str(cut))
+    one_line_error(r, str(cut))
+    if "..." in r.err or "inte" in r.err.split("(", 1)[-1][-8:]:
+        raise Failed(r.err.strip())
+    r = inproc("train", "--resume", str(whole_run()))
+    succeeded(r)
+    if "nothing to train" not in r.out or "resolved config" in r.out or "done:" in r.out:
+        raise Failed(r.out.strip()[:300])
+    env = {**ENV, "COLUMNS": "100"}
+    p = subprocess.run([sys.executable, "-m", "conhex_zero.cli.main", "train", "--help"], capture_output=True, text=True,
+                       env=env, cwd=ROOT)
+    long = [line for line in p.stdout.splitlines() if len(line) > 100]
+    if long:
+        raise Failed(f"{len(long)} lines over 100 columns: {long[0][:120]}")
+
+
 # ======================================================================== driver
 class Skipped(Exception):
     """A case that cannot run here (the message says why)."""
@@ -827,7 +975,7 @@ class Skipped(Exception):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="leave out the slow cases")
-    parser.add_argument("--only", help="comma-separated item numbers (1-16: issue 25; 17: issue 36)")
+    parser.add_argument("--only", help="comma-separated item numbers (1-16: issue 25; 17: issue 36; 18: issue 43)")
     parser.add_argument("--keep", action="store_true", help=f"keep the work directory ({WORK})")
     args = parser.parse_args()
     torch.set_num_threads(1)

@@ -88,7 +88,7 @@ def test_cli_writes_a_playable_average_and_never_overwrites_unasked(tmp_path, ca
     (["missing.pt", "--out", "x.pt"], "missing.pt does not exist"),
     (["{a}", "--out", "x.txt"], "must end in .pt"),
     (["{a}", "--out", "{a}"], "is one of the inputs"),
-    (["{run}", "--last", "0", "--out", "x.pt"], "--last must be at least 1"),
+    (["{run}", "--last", "0", "--out", "x.pt"], "--last must be from 1 to 10000, not 0"),
     (["{run}", "--last", "9", "--out", "x.pt"], "fewer than the 9 asked for"),
     (["{a}", "{b}", "--out", "x.pt"], "only checkpoints of one game"),
 ])

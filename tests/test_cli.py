@@ -78,7 +78,7 @@ def test_replay_text_and_json(capsys):
     (["replay", "hexx-5", "a1"], "unknown game 'hexx-5'"),
     (["rules", "hex-40"], "between 2 and 19"),
     (["rules", "conhex:swapp"], "Did you mean 'swap'"),
-    (["bench", "env", "--batch", "0"], "--batch must be at least 1"),
+    (["bench", "env", "--batch", "0"], "--batch must be from 1 to 262144, not 0"),
     (["bench", "env", "--device", "tpu"], "unknown device"),
     (["bench", "search", "--threads", "-1"], "--threads must be from 0 to 4096, not -1"),
     (["bench", "selfplay", "--threads", "-2"], "--threads must be from 0 to 4096, not -2"),
@@ -138,7 +138,7 @@ def test_bench_rejects_bad_model_names(capsys):
     assert code == 2 and "l<layers>h<hidden>" in err
 
 
-@pytest.mark.parametrize("command", ["", "arena", "play", "serve", "gtp", "replay", "openings", "report", "curve", "average",
+@pytest.mark.parametrize("command", ["", "train", "arena", "play", "serve", "gtp", "replay", "openings", "report", "curve", "average",
                                      "ladder", "rules"])
 def test_help_texts_are_wrapped_and_show_plain_percent_signs(monkeypatch, capsys, command):
     monkeypatch.setenv("COLUMNS", "100")

@@ -50,6 +50,29 @@ CASES = [
     (["train", "--config", "none.yaml"], "config file none.yaml does not exist"),
     (["train", "--resume", "runs/none"], "runs/none does not exist"),
     (["piece", "runs/none"], "holds no line"),
+    # issue 43: config keys and values, options that conflict, numbers, outputs, a player's typo
+    (["train", "--config", "configs/tiny.yaml", "optim.learning_rate=1e-3"], "unknown config key 'optim.learning_rate'"),
+    (["train", "--config", "configs/tiny.yaml", "optim.lr=fast"], "optim.lr: expected a number, got 'fast'"),
+    (["train", "--resume", "runs/none", "selfplay.gamez=4"], "unknown config key 'selfplay.gamez'"),
+    (["bench", "selfplay", "optim.lr=fast"], "optim.lr: expected a number, got 'fast'"),
+    (["play", "random", "--sims", "10", "--seconds", "1"], "--sims and --seconds: give one"),
+    (["serve", "random", "--port", "8765000"], "--port must be from 0 to 65535, not 8765000"),
+    (["serve", "random", "--temperature", "nan"], "--temperature must be a number from 0 to 100, not nan"),
+    (["openings", "checkpoints/hex5-l4h64.pt", "--sims", "-5"], "--sims must be from 1 to 100000, not -5"),
+    (["openings", "checkpoints/hex5-l4h64.pt", "--sims", "99999999999999999999"], "--sims must be from 1 to 100000"),
+    (["openings", "checkpoints/hex5-l4h64.pt", "--sims", "8,,16"], "without empty items"),
+    (["openings", "checkpoints/hex5-l4h64.pt", "--repeats", "99999999999999999999"], "--repeats must be from 1"),
+    (["openings", "checkpoints/hex5-l4h64.pt", "--check-games", "1e20"], "--check-games must be an even number"),
+    (["report", "checkpoints/hex5-l4h64.pt", "--out", "pyproject.toml/report"],
+     "--out pyproject.toml/report: pyproject.toml is not a directory"),
+    (["report", "checkpoints/hex5-l4h64.pt", "--opening-sims", "0", "--other", "checkpoints/hex5-l4h64.pt"],
+     "--opening-sims 0 skips the opening table"),
+    (["arena", "random", "random", "--records", "pyproject.toml/m.jsonl"], "--records pyproject.toml/m.jsonl: "),
+    (["arena", "checkpoints/hex5-l4h64.pt:sim=10", "random"], "unknown option 'sim=10' after the checkpoint"),
+    (["gtp", "random", "--resign", "nan"], "--resign must be a number from 0 to 1, not nan"),
+    (["bench", "search", "--sims", "0"], "--sims must be from 1 to 100000, not 0"),
+    (["replay", "hex-3", "a1", "--to-sgf", "pyproject.toml/x.sgf"], "--to-sgf pyproject.toml/x.sgf: pyproject.toml is "),
+    (["average", "checkpoints/hex5-l4h64.pt", "--out", "pyproject.toml/a.pt"], "--out pyproject.toml/a.pt: "),
 ]
 
 
@@ -75,3 +98,17 @@ def test_a_second_trainer_is_refused_before_torch(tmp_path, command):
         lock.release()
     assert code == 2 and err[-1] == "torch imported: False", err
     assert len(err) == 2 and f"pid {os.getpid()}" in err[0] and "is in use" in err[0], err
+
+
+def test_a_cut_checkpoint_and_an_unwritable_default_folder_are_refused_before_torch(tmp_path):
+    cut = tmp_path / "cut.pt"
+    cut.write_bytes((ROOT / "checkpoints" / "hex5-l4h64.pt").read_bytes()[:100_000])
+    for args in (["arena", str(cut), "random"], ["openings", str(cut)], ["play", str(cut)]):
+        code, err = run_fresh(args, tmp_path)
+        assert code == 2 and err[-1] == "torch imported: False", err
+        assert len(err) == 2 and f"{cut} is not a conhex-zero checkpoint (unreadable: not a whole zip archive" in err[0]
+    (tmp_path / "runs").write_text("a file where the records folder goes")
+    code, err = run_fresh(["arena", "random", "random", "--game", "hex-3"], tmp_path)
+    assert code == 2 and err[-1] == "torch imported: False", err
+    assert err[0] == ("conhex-zero arena: error: --records runs/arena: runs is not a directory (the default records "
+                      "folder: give --records FILE)")

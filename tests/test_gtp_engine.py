@@ -268,7 +268,7 @@ def test_the_command_with_bad_arguments(capsys):
     assert main(["gtp", "nonsense"]) == 2
     assert "unknown player 'nonsense'" in capsys.readouterr().err
     assert main(["gtp", "random", "--resign", "2"]) == 2
-    assert "--resign takes a value between 0 and 1" in capsys.readouterr().err
+    assert "--resign must be a number from 0 to 1, not 2" in capsys.readouterr().err
 
 
 def test_two_instances_play_through_the_arena(capsys, tmp_path):

@@ -469,3 +469,33 @@ def test_search_can_bar_root_actions_and_reports_progress():
     out = search.run(state, keys, exclude=barred, on_simulation=calls.append)
     assert int(out.visit_counts[0, swap]) == 0 and int(out.action[0]) != swap
     assert calls == list(range(1, 41))
+
+
+@pytest.mark.parametrize("model, other, trained", [(HEX5, HEX4, "hex-4"), ("checkpoints/conhex-l4h64.pt", HEX4, "hex-4")])
+def test_openings_refuses_another_game_as_other(capsys, model, other, trained):
+    game = "hex-5" if model == HEX5 else "conhex"
+    assert main(["openings", model, "--other", other, "--sims", "2", "--repeats", "1", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"conhex-zero openings: error: --other {other} was trained on {trained}, not {game}: the two "
+                   f"models' openings cannot be compared (give --other a model of {game})\n")
+
+
+def test_openings_refuses_searches_that_cannot_fit_before_any(capsys, monkeypatch):
+    from conhex_zero.cli import numbers
+
+    searched = []
+    monkeypatch.setattr("conhex_zero.analysis.openings.analyse_moves", lambda *a, **k: searched.append(1))
+    monkeypatch.setattr(numbers, "_available_bytes", lambda: 1e9)  # 1 GB free
+    assert main(["openings", HEX5, "--sims", "20000", "--repeats", "4", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("conhex-zero openings: error: --sims x --repeats: 100 searches of 20,000 simulations "
+                          "need about ") and "more than the 1.0 GB free on this machine" in err, err
+    assert main(["openings", HEX5, "--sims", "2", "--repeats", "1", "--check-games", "10000", "--check-sims",
+                 "1000", "--quiet"]) == 2
+    assert "--check-games x --check-sims: 200,000 searches of 1,000 simulations" in capsys.readouterr().err
+    assert searched == []
+
+
+def test_openings_refuses_pictures_of_a_review(capsys, tmp_path):
+    assert main(["openings", HEX4, "--record", "tests/fixtures/records/lg-hex-1804563.hsgf", "--png", str(tmp_path / "x.png")]) == 2
+    assert "--png and --svg draw the openings map" in capsys.readouterr().err

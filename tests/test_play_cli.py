@@ -134,8 +134,8 @@ def test_end_of_input_and_interrupt_are_polite(monkeypatch, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["nonsense"], "unknown player 'nonsense'"),
-    (["random", "--sims", "0"], "--sims must be at least 1"),
-    (["random", "--temperature", "-1"], "--temperature must be 0 or positive"),
+    (["random", "--sims", "0"], "--sims must be from 1 to 100000, not 0"),
+    (["random", "--temperature", "-1"], "--temperature must be a number from 0 to 100, not -1"),
     (["random", "--game", "hexx-5"], "unknown game 'hexx-5'"),
     (["mcts-rollout:x"], "write mcts-rollout:K"),
 ])

@@ -1,6 +1,7 @@
 """Players behind one interface, checkpoints, and batched matches."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -76,12 +77,17 @@ def test_rollout_search_beats_random():
     assert r.score >= 0.8
 
 
-def test_arena_command_json(capsys, checkpoint):
+def test_arena_command_json(capsys, checkpoint, tmp_path, monkeypatch):
     path, _ = checkpoint
+    checkout = Path(__file__).resolve().parent.parent / "runs" / "arena"
+    before = sorted(checkout.glob("*")) if checkout.is_dir() else []
+    monkeypatch.chdir(tmp_path)  # the default records file goes to ./runs/arena: here, not into the checkout
     code = main(["arena", "random", f"{path}:sims=4", "--game", "hex-4", "--games", "6", "--json"])
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and data["games"] == 6 and len(data["wins"]) == 2 and sum(data["wins"]) == 6
     assert data["score"] == data["wins"][0] / 6
+    assert Path(data["records"]).parent == Path("runs") / "arena" and (tmp_path / data["records"]).is_file()
+    assert (sorted(checkout.glob("*")) if checkout.is_dir() else []) == before
 
 
 def test_arena_command_errors(capsys):
@@ -226,3 +232,40 @@ def test_self_play_progress_counts_the_first_movers_wins(monkeypatch):
     assert 0 < first_wins < 8  # this seed's games split, so the count is not "all" by construction
     low, high = wilson(first_wins, 8)
     assert bar.updates[-1][2] == f"games 8/8, first player {first_wins}/8 ({low:.2f}-{high:.2f})"
+
+
+def test_a_typo_after_a_checkpoint_names_the_option(checkpoint):
+    from conhex_zero.agents.player_specs import parse_player
+
+    path, _ = checkpoint
+    for spec, option in ((f"{path}:sim=10", "sim=10"), (f"{path}:sims=10:x", "sims=10:x"),
+                         (f"{path}:seconds=1:sims=3", "seconds=1:sims=3")):
+        with pytest.raises(PlayerSpecError) as err:
+            parse_player(spec)
+        assert f"unknown option '{option}' after the checkpoint {path}: write CKPT:sims=N" in str(err.value)
+    assert parse_player(f"{path}:sims=10").simulations == 10
+
+
+def test_why_a_file_is_unreadable_ends_between_words():
+    from conhex_zero.nn.checkpoint import unreadable_reason
+
+    torch_says = RuntimeError("PytorchStreamReader failed reading zip archive: failed finding central directory. "
+                              "This is an internal error, please report it")
+    assert unreadable_reason(torch_says) == \
+        "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory"
+    long = unreadable_reason(ValueError("word " * 40))
+    assert long.endswith(" word...") and len(long) <= len("ValueError: ") + 100
+
+
+def test_a_cut_or_damaged_checkpoint_is_told_without_torch(checkpoint, tmp_path):
+    from conhex_zero.nn.checkpoint_files import check_checkpoint_archive
+
+    path, _ = checkpoint
+    check_checkpoint_archive(path)
+    data = path.read_bytes()
+    for name, content, words in (("cut.pt", data[:len(data) // 2], "not a whole zip archive"),
+                                 ("empty.pt", b"", "not a whole zip archive"),
+                                 ("flipped.pt", data[:100] + bytes([data[100] ^ 1]) + data[101:], "checksum does not match")):
+        (tmp_path / name).write_bytes(content)
+        with pytest.raises(CheckpointError, match=words):
+            check_checkpoint_archive(tmp_path / name)

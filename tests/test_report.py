@@ -119,3 +119,38 @@ def test_report_without_a_network(tmp_path, capsys):
     assert data["openings"] is None and data["stats"]["positions"] == 0
     text = capsys.readouterr().out
     assert "summary (95% intervals, over distinct games):" in text and "strongest opening" not in text
+
+
+def test_report_refuses_what_it_would_ignore_or_could_not_do(tmp_path, capsys, monkeypatch):
+    from conhex_zero.cli import numbers
+
+    played = []
+    monkeypatch.setattr("conhex_zero.analysis.game_stats.collect", lambda *a, **k: played.append(1))
+    out = ["--out", str(tmp_path / "r"), "--quiet"]
+    assert main(["report", HEX4, "--opening-sims", "0", "--other", HEX4, *out]) == 2
+    assert "--opening-sims 0 skips the opening table, which --other and --check-games add to" in \
+        capsys.readouterr().err
+    assert main(["report", HEX4, "--opening-sims", "0", "--check-games", "2", *out]) == 2
+    assert "--opening-sims 0 skips the opening table" in capsys.readouterr().err
+    assert main(["report", "mcts-rollout:4", "--other", HEX4, "--game", "hex-4", *out]) == 2
+    assert "--other and --check-games need a checkpoint" in capsys.readouterr().err
+    assert main(["report", HEX4, "--other", "checkpoints/hex5-l4h64.pt", *out]) == 2
+    assert "--other checkpoints/hex5-l4h64.pt was trained on hex-5, not hex-4" in capsys.readouterr().err
+    assert main(["report", HEX4, "--game", "hex-4:random=1", "--other", HEX4, *out]) == 2
+    assert "a game with random opening pieces has no opening table" in capsys.readouterr().err
+    monkeypatch.setattr(numbers, "_available_bytes", lambda: 1e9)
+    assert main(["report", HEX4, "--games", "10000", "--sims", "1000", *out]) == 2
+    assert "--games x --sims: 10,000 searches of 1,000 simulations need about" in capsys.readouterr().err
+    assert played == [] and not (tmp_path / "r").exists()
+
+
+def test_report_out_is_checked_before_the_work(tmp_path, capsys, monkeypatch):
+    played = []
+    monkeypatch.setattr("conhex_zero.analysis.game_stats.collect", lambda *a, **k: played.append(1))
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for out in (blocker / "report", "/proc/report"):
+        assert main(["report", HEX4, "--out", str(out), "--games", "1", "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"conhex-zero report: error: --out {out}: ") and err.count("\n") == 1, err
+    assert played == []

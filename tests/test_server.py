@@ -556,3 +556,38 @@ def test_a_method_a_resource_does_not_take_is_405_with_the_allowed_ones():
             assert conn.getresponse().status == 404  # no such resource: not a method question
         finally:
             conn.close()
+
+
+def _documented_curl_calls() -> list[list[str]]:
+    """The ``curl`` lines of docs/play.md's API example, as words."""
+    from pathlib import Path
+    import shlex
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "play.md").read_text()
+    block = text.split("test_the_documented_api_calls", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    return [shlex.split(line) for line in block.splitlines() if line.startswith("curl ")]
+
+
+def test_the_documented_api_calls():
+    calls = _documented_curl_calls()
+    assert len(calls) == 4
+    with serving("random", "hex-5") as base:
+        answers = []
+        for words in calls:
+            url = next(w for w in words if w.startswith("http://127.0.0.1:8765/"))
+            method = words[words.index("-X") + 1] if "-X" in words else "GET"
+            data = words[words.index("-d") + 1].encode() if "-d" in words else None
+            req = urllib.request.Request(url.replace("http://127.0.0.1:8765", base), data=data, method=method)
+            if "-H" in words:
+                name, _, value = words[words.index("-H") + 1].partition(": ")
+                req.add_header(name, value)
+            with urllib.request.urlopen(req, timeout=30) as res:
+                assert res.status == 200
+                answers.append(json.loads(res.read()))
+        assert answers[0]["game"] == "hex-5" and answers[0]["moves"] == []
+        assert answers[1]["move"] == "c3" and answers[1]["state"]["moves"] == ["c3"]
+        assert answers[2]["state"]["moves"] == ["c3", answers[2]["move"]] and "analysis" in answers[2]
+        assert answers[3]["state"]["game"] == "hex-7" and answers[3]["state"]["human"] == 1
+        # the same POST without its Content-Type is refused, as the page says
+        status, r = call(base, "/api/play", raw=b'{"move": "c3"}', ctype=None)
+    assert status == 403 and r == {"error": "send the request body as JSON (Content-Type: application/json)"}

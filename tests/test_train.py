@@ -1,6 +1,7 @@
 """Training pipeline: configs, replay, self-play, the loop end to end, resume, crash safety."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -324,11 +325,19 @@ def test_train_on_cuda_without_cuda_is_a_clear_error(capsys):
     assert "CUDA is not available" in capsys.readouterr().err
 
 
-def test_train_command_and_script(tmp_path):
+def test_train_command_and_script(tmp_path, capsys):
     run = tmp_path / "run"
     assert main(["train", "--config", str(TINY), "--run-dir", str(run), "--quiet", "iterations=1"]) == 0
     assert (run / "latest.pt").is_file()
     assert main(["train", "--config", str(TINY), "--run-dir", str(run), "--quiet"]) == 2  # never overwrite
+    # --resume of a finished run says that nothing was trained (no config, no "done"), and changes nothing
+    files = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert main(["train", "--resume", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert out == (f"{run} has done all its 1 iteration (its state is at iteration 1): nothing to train; to go on, "
+                   f"raise iterations, e.g. conhex-zero train --resume {run} iterations=2\n")
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == files
     out = subprocess.run([sys.executable, str(ROOT / "train.py"), "--help"], capture_output=True, text=True)
     assert out.returncode == 0 and "--resume" in out.stdout and "key=value" in out.stdout
 
@@ -410,3 +419,36 @@ def test_train_counts_iterations_in_words(tmp_path, capsys):
     run = tmp_path / "run"
     assert main(["train", "--config", str(TINY), "--run-dir", str(run), "--quiet", "iterations=1"]) == 0
     assert f"done: 1 iteration; checkpoints in {run}" in capsys.readouterr().out
+
+
+def test_the_schema_check_reads_the_config_dataclasses(tmp_path):
+    """config_schema.check_schema (what train and bench selfplay check before torch) knows exactly the
+    dataclasses' keys and types: every field with its own default passes, a misspelt key or a value
+    of the wrong type is refused in one line, from a file as from an override."""
+    import dataclasses
+
+    from conhex_zero.train.config import ConfigError, TrainConfig
+    from conhex_zero.train.config_schema import check_schema
+
+    def overrides(cls, prefix=""):
+        for f in dataclasses.fields(cls):
+            value = getattr(cls(), f.name)
+            if dataclasses.is_dataclass(value):
+                yield from overrides(type(value), f"{prefix}{f.name}.")
+            else:
+                shown = ",".join(value) if isinstance(value, tuple) else value
+                yield f"{prefix}{f.name}={shown}"
+
+    every = list(overrides(TrainConfig))
+    assert len(every) > 40 and "optim.lr=0.002" in every
+    check_schema(None, every)
+    for bad, message in (("optim.learning_rate=1e-3", "unknown config key 'optim.learning_rate'"),
+                         ("optim.lr=fast", "optim.lr: expected a number, got 'fast'"),
+                         ("selfplay.games=many", "selfplay.games: expected a whole number, got 'many'"),
+                         ("optim=3", "optim: expected a mapping of keys, got 3")):
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            check_schema(TINY, [bad])
+    config = tmp_path / "c.yaml"
+    config.write_text("optim:\n  lr: 1e-3\n  momentum: 0.9\n")
+    with pytest.raises(ConfigError, match="unknown config key 'optim.momentum'"):
+        check_schema(config, [])

@@ -4,10 +4,14 @@ Every game is appended as it ends: one complete JSON line (``GameRecord``), flus
 match stopped at any moment (Ctrl-C, a closed terminal, a machine taken back, an engine crashing)
 keeps every finished game; a line cut short by a crash is skipped with a note when the file is
 next read (and dropped when the next game is appended). Every record carries the match's settings
-(``match_settings``: the players as named, the game, the seed, the number of games, the openings'
-length, the simulations of checkpoint players, the rounds of ``--until-decided``); a records file
-holding games of another match is refused, naming the first setting that differs. The default
-path is made of those settings, so the same command finds its own file again.
+(``match_settings``: the players as named, what each checkpoint player's file held (a digest of
+its bytes), the game, the seed, the number of games, the openings' length, the simulations of
+checkpoint players, the rounds of ``--until-decided``); a records file holding games of another
+match is refused, naming the first setting that differs: a checkpoint whose file has changed since
+(retrained or replaced in place) is another player, so its old games are refused, naming it. The
+default path is made of those settings, so the same command finds its own file again, and a
+changed checkpoint gets a new one. Every game read back is replayed before it counts
+(``record_check``, through ``read_match_records``'s ``check``).
 """
 
 from __future__ import annotations
@@ -16,12 +20,12 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from conhex_zero.agents.match_result import GameRecord
 from conhex_zero.jsonl import append_jsonl, iter_jsonl
 
-SETTINGS_ORDER = ("players", "game", "seed", "games", "sims", "opening_plies", "fixed_openings", "until_decided",
+SETTINGS_ORDER = ("players", "checkpoints", "game", "seed", "games", "sims", "opening_plies", "fixed_openings", "until_decided",
                   "round")
 
 
@@ -30,9 +34,12 @@ class MatchRecordsError(ValueError):
 
 
 def match_settings(players: list[str], game: str, seed: int, games: int, sims: int | None, opening_plies: int,
-                   fixed_openings: bool, until_decided: bool, round_games: int) -> dict[str, Any]:
-    """The settings that make a match's games what they are (not how its result is shown)."""
-    return {"players": list(players), "game": game, "seed": seed, "games": games, "sims": sims,
+                   fixed_openings: bool, until_decided: bool, round_games: int,
+                   checkpoints: Sequence[str | None] = (None, None)) -> dict[str, Any]:
+    """The settings that make a match's games what they are (not how its result is shown);
+    ``checkpoints``: per player, the digest of its checkpoint file's bytes
+    (``checkpoint_files.checkpoint_digest``; None for players without one)."""
+    return {"players": list(players), "checkpoints": list(checkpoints), "game": game, "seed": seed, "games": games, "sims": sims,
             "opening_plies": opening_plies, "fixed_openings": fixed_openings, "until_decided": until_decided,
             "round": round_games if until_decided else None}
 
@@ -68,6 +75,23 @@ def _record(entry: dict[str, Any], where: str) -> GameRecord:
     return GameRecord(**{k: v for k, v in entry.items() if k in known})
 
 
+def _changed_checkpoint(path: Path, theirs: dict[str, Any], ours: dict[str, Any]) -> str | None:
+    """The refusal of a records file whose games a checkpoint played as another model (its file has
+    changed since), naming the player; None when the checkpoints are the same."""
+    if "checkpoints" not in theirs:
+        return (f"{path} holds games recorded before the arena noted what each checkpoint file held (an older "
+                f"version): it cannot tell whether the files still hold the models that played them; choose "
+                f"another --records, or move it away to play the match anew")
+    then, now = theirs.get("checkpoints"), ours.get("checkpoints")
+    if then == now or theirs.get("players") != ours.get("players") or not isinstance(then, list) or len(then) != 2:
+        return None
+    k = next(k for k in range(2) if then[k] != now[k])
+    name = ours["players"][k]
+    return (f"{path} holds games that player {k + 1}, {name[:120]}, played as another model: its file has changed "
+            f"since (sha256 {str(then[k])[:16]} then, {str(now[k])[:16]} now); a changed checkpoint is a new match "
+            f"(without --records it gets its own file): choose another --records, or move the file away")
+
+
 def _difference(theirs: dict[str, Any], ours: dict[str, Any]) -> str:
     for key in SETTINGS_ORDER:
         if theirs.get(key) != ours.get(key):
@@ -75,10 +99,12 @@ def _difference(theirs: dict[str, Any], ours: dict[str, Any]) -> str:
     return "settings differ"
 
 
-def read_match_records(path: str | Path, settings: dict[str, Any],
-                       warn: Callable[[str], None]) -> list[GameRecord]:
+def read_match_records(path: str | Path, settings: dict[str, Any], warn: Callable[[str], None],
+                       check: Callable[[list[tuple[str, GameRecord]]], None] | None = None) -> list[GameRecord]:
     """The finished games of this match in ``path`` (none when it does not exist), each index once;
-    ``MatchRecordsError`` when the file holds games of another match or is not a records file."""
+    ``MatchRecordsError`` when the file holds games of another match or is not a records file.
+    ``check`` gets every record read (with its file and line) before any counts, and raises
+    ``MatchRecordsError`` for one that is not what it says (``record_check.check_records``)."""
     path = Path(path)
     if not path.exists():
         return []
@@ -87,6 +113,7 @@ def read_match_records(path: str | Path, settings: dict[str, Any],
     from conhex_zero.jsonl import JsonlError
 
     games: dict[int, GameRecord] = {}
+    read: list[tuple[str, GameRecord]] = []
     try:
         for number, entry in iter_jsonl(path, warn=warn):
             where = f"{path}:{number}"
@@ -95,6 +122,9 @@ def read_match_records(path: str | Path, settings: dict[str, Any],
                 raise MatchRecordsError(f"{path} holds games that name no match settings (written by an older "
                                         f"version, or by hand): choose another --records, or move it away")
             if theirs != settings:
+                changed = _changed_checkpoint(path, theirs, settings)
+                if changed:
+                    raise MatchRecordsError(changed)
                 raise MatchRecordsError(f"{path} holds games of another match ({_difference(theirs, settings)}): "
                                         f"choose another --records, or move the file away to play this match")
             record = _record(entry, where)
@@ -102,8 +132,11 @@ def read_match_records(path: str | Path, settings: dict[str, Any],
                 raise MatchRecordsError(f"{where}: game {record.index} is not a game of this {settings['games']}-game "
                                         f"match")
             games.setdefault(record.index, record)  # a game written twice counts once
+            read.append((where, record))
     except JsonlError as err:
         raise MatchRecordsError(str(err)) from None
+    if check is not None:
+        check(read)
     return [games[i] for i in sorted(games)]
 
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from conhex_zero.nn.checkpoint_files import CheckpointError, path_exists  # noqa: F401  (re-exported)
+from conhex_zero.nn.checkpoint_files import CheckpointError, path_exists, shown  # noqa: F401  (re-exported)
 
 DEFAULT_SIMS = 64
 MAX_SIMULATIONS = 100_000
@@ -62,6 +62,13 @@ def parse_seconds(text: str, where: str) -> float:
     return value
 
 
+def _is_file(path: str) -> bool:
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):  # a name the system cannot look up
+        return False
+
+
 def _shown(spec: str) -> str:
     return repr(spec if len(spec) <= 60 else spec[:57] + "...")
 
@@ -106,6 +113,11 @@ def parse_player(spec: str, simulations: int | None = None) -> PlayerSpec:
     if sims > MAX_SIMULATIONS:
         raise PlayerSpecError(f"{sims} simulations: at most {MAX_SIMULATIONS} per search")
     if not path_exists(path):
+        cuts = [i for i, c in enumerate(path[:4096]) if c == ":" and _is_file(path[:i])]
+        if cuts:  # a typo in the option after a checkpoint that exists (:sim=10)
+            head, option = path[:cuts[0]], spec.strip()[cuts[0] + 1:]
+            raise PlayerSpecError(f"{_shown(spec)}: unknown option {option[:30]!r} after the checkpoint "
+                                  f"{shown(head)}: write CKPT:sims=N (simulations) or CKPT:seconds=S (a clock)")
         if m or path.endswith(".pt") or "/" in path or "\\" in path:  # meant as a checkpoint file
             raise PlayerSpecError(f"no checkpoint file at {_shown(path)[1:-1]}")
         raise PlayerSpecError(f"unknown player {_shown(spec)}: expected random, mcts-rollout:K, policy:CKPT, "

@@ -7,9 +7,11 @@ import shlex
 import sys
 from pathlib import Path
 
-from conhex_zero.cli.common import (CliError, check_seconds, handle_sigterm, HelpFormatter, add_threads_argument,
+from conhex_zero.cli.common import (CliError, check_appendable, check_seconds, handle_sigterm, HelpFormatter,
+                                    add_threads_argument,
                                     check_arena_arguments, game_for_players, plural, preflight_game,
                                     preflight_players, print_json, resolve_device, warn)
+from conhex_zero.cli.numbers import MAX_GAMES, SECONDS, SEED, SIMS, Whole
 PLAYERS_HELP = ("a player: random, mcts-rollout:K (random-rollout MCTS, K simulations), policy:CKPT "
                 "(a checkpoint's raw policy), CKPT, CKPT:sims=N or CKPT:seconds=S (checkpoint + search: N "
                 "simulations, or S seconds a move, each position searched alone), gtp:\"COMMAND\" (an external "
@@ -50,11 +52,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--game", default=None, help="game spec (default: the game the first checkpoint among "
                    "the players was trained on, else conhex; two checkpoints trained on different games "
                    "need --game); add random=K for K random opening pieces per player")
-    p.add_argument("--games", type=int, default=100,
+    p.add_argument("--games", type=Whole(1, MAX_GAMES), default=100,
                    help="games in the match, or the most games with --until-decided (default: 100)")
-    p.add_argument("--sims", type=int, default=None,
+    p.add_argument("--sims", type=SIMS, default=None,
                    help="simulations for checkpoint players without :sims=N (default: 64)")
-    p.add_argument("--opening-plies", type=int, default=1, metavar="K",
+    p.add_argument("--opening-plies", type=Whole(0, 400), default=1, metavar="K",
                    help="at least K random moves open each pair of games, colours exchanged within a pair; "
                    "more when the board has fewer than --games/2 distinct K-move openings (default: 1). "
                    "With the swap rule, an opening of two or more moves passes the swap's turn, so those "
@@ -71,18 +73,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "per win and each pair's result by opening (JSON keys pairs, pair_score, pieces_per_win)")
     p.add_argument("--until-decided", action="store_true",
                    help="play rounds until the 99%% interval of the score excludes 1/2 (or --games)")
-    p.add_argument("--round", type=int, default=20, metavar="R", help="games per round with --until-decided")
+    p.add_argument("--round", type=Whole(1, MAX_GAMES), default=20, metavar="R", help="games per round with --until-decided")
     p.add_argument("--records", metavar="FILE", help="where each game's record is appended as the game ends "
                    "(default: runs/arena/<P1>-vs-<P2>-<game>-s<seed>-<N>g-<digest>.jsonl, the same for the same "
-                   "match); when FILE holds some of this match's games, only the missing ones are played")
+                   "match; a checkpoint is known by its file's content, so a changed file is another match); when "
+                   "FILE holds some of this match's games, only the missing ones are played, each game read back "
+                   "replayed before it counts")
     p.add_argument("--resume", metavar="FILE", help="continue the match whose games FILE holds (players and "
                    "settings from it; P1 and P2 may be left out), playing only the missing games")
     p.add_argument("--ladder", metavar="DIR", help="also add the result to DIR/ladder.jsonl (see conhex-zero ladder)")
-    p.add_argument("--gtp-timeout", type=float, default=10.0, help="seconds an engine may take per reply")
-    p.add_argument("--gtp-startup", type=float, default=120.0, metavar="S",
+    p.add_argument("--gtp-timeout", type=SECONDS, default=10.0, help="seconds an engine may take per reply")
+    p.add_argument("--gtp-startup", type=SECONDS, default=120.0, metavar="S",
                    help="seconds an engine may take to answer its first command after it starts (default: 120)")
-    p.add_argument("--gtp-parallel", type=int, default=4, help="engine processes per GTP player")
-    p.add_argument("--seed", type=int, default=0, help="match seed (default: 0)")
+    p.add_argument("--gtp-parallel", type=Whole(1, 256), default=4, help="engine processes per GTP player")
+    p.add_argument("--seed", type=SEED, default=0, help="match seed (default: 0)")
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     add_threads_argument(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -136,12 +140,15 @@ def run(args: argparse.Namespace) -> int:
     check_seconds("--gtp-startup", args.gtp_startup)
     preflight_game(args.game)
     preflight_players([args.player1, args.player2], args.sims)
+    files = checkpoint_files([args.player1, args.player2])
+    digests = digests_of(files)  # what each checkpoint file holds now: read before the models are
     from conhex_zero.agents.arena import play_match, play_until_decided
     from conhex_zero.agents.match_openings import OpeningError, check_opening_length
     from conhex_zero.agents.match_records import (MatchRecordsError, append_record, default_records_path,
                                                   match_settings, read_match_records)
     from conhex_zero.agents.match_result import MatchResult
     from conhex_zero.agents.players import PlayerSpecError, make_player
+    from conhex_zero.agents.record_check import check_records
     from conhex_zero.env.vec_env import VecEnv
     from conhex_zero.nn.checkpoint import CheckpointError
 
@@ -156,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     except OpeningError as err:
         raise CliError(f"--opening-plies {args.opening_plies}: {err}") from None
     settings = match_settings([args.player1, args.player2], env.game.spec, args.seed, args.games, args.sims,
-                              args.opening_plies, args.fixed_openings, args.until_decided, args.round)
+                              args.opening_plies, args.fixed_openings, args.until_decided, args.round, digests)
     players = []
     try:
         for k, spec in enumerate((args.player1, args.player2)):
@@ -164,14 +171,25 @@ def run(args: argparse.Namespace) -> int:
                                        gtp_timeout=args.gtp_timeout, gtp_parallel=args.gtp_parallel,
                                        gtp_startup=args.gtp_startup))
     except (PlayerSpecError, CheckpointError) as err:
+        for p in players:
+            if hasattr(p, "close"):
+                p.close()
         raise CliError(str(err)) from None
     if players[0].name == players[1].name:  # keep the two apart in records and ladders
         players[1].name += " (2)"
     names = (players[0].name, players[1].name)
     records = Path(args.records) if args.records else default_records_path(settings, names)
+
+    def read_back() -> list:  # every game of the file, replayed before it counts
+        return read_match_records(records, settings, warn=lambda text: warn("arena", text),
+                                  check=lambda read: check_records(env, read, names, settings))
+
     try:
-        done = read_match_records(records, settings, warn=lambda text: warn("arena", text))
-    except MatchRecordsError as err:
+        if digests_of(files) != digests:
+            raise CliError(f"{changed_files(files, digests)[0]} changed while the arena read it: run the command again")
+        check_appendable("--records", records)
+        done = read_back()
+    except (MatchRecordsError, CliError) as err:
         for p in players:
             if hasattr(p, "close"):
                 p.close()
@@ -197,7 +215,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             result = play_match(env, players[0], players[1], args.games, **common)
     except KeyboardInterrupt:
-        finished = read_match_records(records, settings, warn=lambda text: warn("arena", text))
+        warn_changed(files, digests)
+        finished = read_back()
         partial = MatchResult.from_records(env.game.spec, names, finished, opening_plies=args.opening_plies)
         again = "conhex-zero " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["arena"] else \
             f"conhex-zero arena --resume {shlex.quote(str(records))}"
@@ -216,15 +235,66 @@ def run(args: argparse.Namespace) -> int:
         warn("arena", f"{result.game} has only {result.openings_available} distinct openings of "
              f"{plural(result.opening_plies, 'ply', 'plies')} for {plural((result.games + 1) // 2, 'pair')}: some "
              f"openings repeat, and the intervals count each distinct game once")
-    if args.ladder:
+    changed = warn_changed(files, digests)
+    if args.ladder and changed:
+        warn("arena", f"the match is not added to {args.ladder}: a checkpoint changed during it (its ladder name "
+             f"would now stand for another model)")
+    elif args.ladder:
         add_to_ladder(args, players, result, env.game.spec, settings)
     report(result, records, args)
     return 0
 
 
+def checkpoint_files(specs: list[str]) -> list[str | None]:
+    """Per player, the checkpoint file it reads (None for random, rollout and GTP players)."""
+    from conhex_zero.agents.player_specs import parse_player
+
+    return [parse_player(spec).path for spec in specs]
+
+
+def digests_of(files: list[str | None]) -> list[str | None]:
+    """Per player, the digest of its checkpoint file's bytes now (None without one)."""
+    from conhex_zero.nn.checkpoint_files import CheckpointError, checkpoint_digest
+
+    try:
+        return [None if f is None else checkpoint_digest(f) for f in files]
+    except CheckpointError as err:
+        raise CliError(str(err)) from None
+
+
+def changed_files(files: list[str | None], digests: list[str | None]) -> list[str]:
+    """The checkpoint files whose bytes differ from ``digests`` (or that can no longer be read)."""
+    from conhex_zero.nn.checkpoint_files import CheckpointError, checkpoint_digest
+
+    changed = []
+    for path, digest in zip(files, digests):
+        if path is None:
+            continue
+        try:
+            now = checkpoint_digest(path)
+        except CheckpointError:
+            now = None
+        if now != digest:
+            changed.append(path)
+    return changed
+
+
+def warn_changed(files: list[str | None], digests: list[str | None]) -> bool:
+    """A warning for each checkpoint replaced or changed during the match (the games were all played
+    by the model it held when the match began, whose digest the records name); whether any was."""
+    changed = changed_files(files, digests)
+    for path in changed:
+        digest = digests[files.index(path)]
+        warn("arena", f"{path} changed during the match: all its games were played by the model it held when the "
+             f"match began (sha256 {digest}, as the records say); the same command now starts a new match")
+    return bool(changed)
+
+
 def add_to_ladder(args: argparse.Namespace, players: list, result, game: str, settings: dict) -> None:
     """The match's distinct games into ``--ladder DIR``, once: a match already there (a finished
-    match run again, a resumed one) is not counted twice."""
+    match run again, a resumed one) is not counted twice. A checkpoint player is entered with the
+    digest of its file (``sha256``); a name the ladder holds for another digest (the file retrained
+    or replaced since) is another model under the same name, and the match is not added."""
     import hashlib
     import json
 
@@ -237,10 +307,17 @@ def add_to_ladder(args: argparse.Namespace, players: list, result, game: str, se
         warn("arena", f"{path} holds this match's games already: not added again")
         return
     ladder = Ladder.open(args.ladder)
-    for spec, player in zip((args.player1, args.player2), players):
+    digests = settings.get("checkpoints") or [None, None]
+    for player, digest in zip(players, digests):
+        known = ladder.players.get(player.name, {}).get("sha256")
+        if digest is not None and known is not None and known != digest:
+            warn("arena", f"the match is not added to {path}: its player {player.name} is another model than the one "
+                 f"rated there under that name (sha256 {known} there, {digest} now); give the file another name")
+            return
+    for spec, player, digest in zip((args.player1, args.player2), players, digests):
         kind = "reference" if spec == "random" or spec.startswith("mcts-rollout") else "player"
         if player.name not in ladder.players:
-            ladder.add_player(player.name, kind)
+            ladder.add_player(player.name, kind, **({"sha256": digest} if digest else {}))
     ladder.add_match(players[0].name, players[1].name, result.distinct_wins_by_colour(), game, match=match_id)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from conhex_zero.nn.checkpoint_files import path_exists, shown
 from conhex_zero.cli.common import CliError, HelpFormatter, check_output_file
+from conhex_zero.cli.numbers import Whole
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         formatter_class=HelpFormatter)
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="checkpoint files or training run directories")
     p.add_argument("--out", required=True, metavar="FILE", help="the averaged checkpoint to write (.pt)")
-    p.add_argument("--last", type=int, default=4, metavar="K",
+    p.add_argument("--last", type=Whole(1, 10_000), default=4, metavar="K",
                    help="how many of a run directory's newest iteration checkpoints to take (default: 4)")
     p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     p.set_defaults(run=run)
@@ -34,15 +35,17 @@ def run(args: argparse.Namespace) -> int:
     for item in args.inputs:  # before torch: a typo is answered at once
         if not path_exists(item):
             raise CliError(f"{shown(item)} does not exist")
-    from conhex_zero.nn.average import average_checkpoints, last_run_checkpoints
-    from conhex_zero.nn.checkpoint import save_checkpoint
-
-    if args.last < 1:
-        raise CliError("--last must be at least 1")
     out = Path(args.out)
     if out.suffix != ".pt":
         raise CliError(f"--out {args.out!r}: the file name must end in .pt")
     check_output_file("--out", out)  # not a directory or device, in a folder that can be written
+    if any(Path(item).is_file() and Path(item).resolve() == out.resolve() for item in args.inputs):
+        raise CliError(f"--out {args.out} is one of the inputs: write the average elsewhere")
+    if out.exists() and not args.force:
+        raise CliError(f"{args.out} exists: choose another --out, or add --force to overwrite it")
+    from conhex_zero.nn.average import average_checkpoints, last_run_checkpoints
+    from conhex_zero.nn.checkpoint import save_checkpoint
+
     paths: list[Path] = []
     for item in args.inputs:
         path = Path(item)
@@ -54,8 +57,6 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"{item} does not exist")
     if any(p.resolve() == out.resolve() for p in paths):
         raise CliError(f"--out {args.out} is one of the inputs: write the average elsewhere")
-    if out.exists() and not args.force:
-        raise CliError(f"{args.out} exists: choose another --out, or add --force to overwrite it")
     averaged = average_checkpoints(paths)
     save_checkpoint(out, averaged.model, averaged.game, averaged.meta)
     names = ", ".join(str(p) for p in paths)

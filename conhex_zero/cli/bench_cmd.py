@@ -7,6 +7,7 @@ import argparse
 
 from conhex_zero.cli.common import (MAX_THREADS, CliError, preflight_game, add_threads_argument, check_range, plural,
                                     print_json, resolve_device)
+from conhex_zero.cli.numbers import SECONDS, SEED, SIMS, THREADS, Whole
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -20,11 +21,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                           "finished games replaced at once) through the batched rules engine; counts "
                           "only steps of games that were still running.")
     env.add_argument("--game", default="conhex", help="game spec (default: conhex)")
-    env.add_argument("--batch", type=int, default=4096, help="games played at once (default: 4096)")
+    env.add_argument("--batch", type=Whole(1, 262_144), default=4096, help="games played at once (default: 4096)")
     env.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
-    env.add_argument("--seconds", type=float, default=3.0, help="measuring time (default: 3)")
+    env.add_argument("--seconds", type=SECONDS, default=3.0, help="measuring time (default: 3)")
     add_threads_argument(env)
-    env.add_argument("--seed", type=int, default=0)
+    env.add_argument("--seed", type=SEED, default=0)
     env.add_argument("--json", action="store_true", help="print the result as JSON")
     env.set_defaults(run=run_env)
 
@@ -39,13 +40,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     for sp, batch in ((net, 256), (search, 256)):
         sp.add_argument("--game", default="conhex", help="game spec (default: conhex)")
         sp.add_argument("--model", default="l8h128", help="network size (default: l8h128)")
-        sp.add_argument("--batch", type=int, default=batch, help=f"positions at once (default: {batch})")
+        sp.add_argument("--batch", type=Whole(1, 16_384), default=batch, help=f"positions at once (default: {batch})")
         sp.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
-        sp.add_argument("--seconds", type=float, default=3.0, help="measuring time (default: 3)")
+        sp.add_argument("--seconds", type=SECONDS, default=3.0, help="measuring time (default: 3)")
         add_threads_argument(sp)
         sp.add_argument("--json", action="store_true", help="print the result as JSON")
     net.add_argument("--compile", action="store_true", help="run the model through torch.compile")
-    search.add_argument("--sims", type=int, default=64, help="simulations per search (default: 64)")
+    search.add_argument("--sims", type=SIMS, default=64, help="simulations per search (default: 64)")
     search.add_argument("--scheme", default="gumbel", choices=["gumbel", "puct"])
     search.add_argument("--tree", default="auto", choices=["auto", "lean", "batched"],
                         help="auto (default): as players search, the lean tree (NumPy, several leaves per network "
@@ -63,8 +64,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--config", metavar="FILE", help="training config (default: configs/tiny.yaml's "
                     "built-in defaults)")
     sp.add_argument("--device", help="cpu or cuda (default: the config's)")
-    sp.add_argument("--seconds", type=float, default=10.0, help="measuring time (default: 10)")
-    sp.add_argument("--threads", type=int, default=None, metavar="N",
+    sp.add_argument("--seconds", type=SECONDS, default=10.0, help="measuring time (default: 10)")
+    sp.add_argument("--threads", type=THREADS, default=None, metavar="N",
                     help="torch CPU threads (default: the config's 'threads', which is 1 unless the config says "
                     "otherwise; 0: one per core)")
     sp.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -78,19 +79,25 @@ def _check_threads(args: argparse.Namespace) -> None:
         check_range("--threads", args.threads, 0, MAX_THREADS)
 
 
-def _common(args: argparse.Namespace) -> str:
+def _common(args: argparse.Namespace, sims: int = 0) -> str:
+    """The options of ``bench net`` and ``bench search`` checked (numbers by their argparse types):
+    a model name, a game, and, for a search, trees that fit in this machine's free memory."""
+    from conhex_zero.cli.numbers import search_memory
+    from conhex_zero.games.game import parse_game
     from conhex_zero.nn.model_names import parse_model_name
 
     _check_threads(args)
-    if args.batch < 1:
-        raise CliError("--batch must be at least 1")
-    if args.seconds <= 0:
-        raise CliError("--seconds must be positive")
     try:
         parse_model_name(args.model)
     except ValueError as err:
         raise CliError(str(err)) from None
     preflight_game(args.game)
+    if sims:
+        game = parse_game(args.game)
+        try:
+            search_memory("--batch x --sims", args.batch, sims, game.num_actions, game.num_cells)
+        except ValueError as err:
+            raise CliError(str(err)) from None
     return str(resolve_device(args.device))
 
 
@@ -109,9 +116,7 @@ def run_net(args: argparse.Namespace) -> int:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    if args.sims < 1:
-        raise CliError("--sims must be at least 1")
-    device = _common(args)
+    device = _common(args, args.sims)
     from conhex_zero.bench.search_bench import bench_search
 
     r = bench_search(args.game, args.model, args.batch, args.sims, device, args.scheme, args.seconds, args.threads,
@@ -128,10 +133,6 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def run_env(args: argparse.Namespace) -> int:
-    if args.batch < 1:
-        raise CliError("--batch must be at least 1")
-    if args.seconds <= 0:
-        raise CliError("--seconds must be positive")
     _check_threads(args)
     preflight_game(args.game)
     device = resolve_device(args.device)
@@ -149,12 +150,17 @@ def run_env(args: argparse.Namespace) -> int:
 
 
 def run_selfplay(args: argparse.Namespace) -> int:
-    from conhex_zero.bench.selfplay_bench import bench_selfplay
-    from conhex_zero.train.config import ConfigError, load_config
+    from conhex_zero.train.config import ConfigError
+    from conhex_zero.train.config_schema import check_schema
 
-    if args.seconds <= 0:
-        raise CliError("--seconds must be positive")
     _check_threads(args)
+    try:  # keys and value types before torch (a typo is answered at once)
+        check_schema(args.config, args.overrides)
+    except ConfigError as err:
+        raise CliError(str(err)) from None
+    from conhex_zero.bench.selfplay_bench import bench_selfplay
+    from conhex_zero.train.config import load_config
+
     overrides = list(args.overrides)
     if args.device:
         overrides.append(f"device={resolve_device(args.device)}")

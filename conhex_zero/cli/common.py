@@ -9,6 +9,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 import textwrap
@@ -24,6 +25,25 @@ if TYPE_CHECKING:  # torch is imported where it is used: --help and option error
 
 class CliError(Exception):
     """A user error the command reports in one line (exit code 2)."""
+
+
+class UsageError(Exception):
+    """An option argparse could not take (a bad number, an unknown option): ``main`` reports it in one
+    line, ``conhex-zero CMD: error: ...``, and returns 2, as for ``CliError``."""
+
+    def __init__(self, prog: str, message: str):
+        super().__init__(message)
+        self.prog, self.message = prog, message
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, with errors in one line and no usage block: ``--sims must be from 1 to
+    100000, not 0`` for the bounded numbers of ``cli/numbers.py`` (without argparse's ``argument``
+    prefix), argparse's own words for the rest. The subcommands' parsers are of this class too."""
+
+    def error(self, message: str):  # type: ignore[override]
+        m = re.fullmatch(r"argument ([^:/\s]+)(?:/\S+)?: (must .*)", message, flags=re.DOTALL)
+        raise UsageError(self.prog, f"{m.group(1)} {m.group(2)}" if m else message)
 
 
 HELP_WIDTH = 100
@@ -147,7 +167,9 @@ THREADS_HELP = ("torch CPU threads (default: 1; 0: one per core). One thread is 
 
 def add_threads_argument(parser, default: int = 1) -> None:
     """``--threads N`` for a long-running command (applied by ``main.run_command``)."""
-    parser.add_argument("--threads", type=int, default=default, metavar="N", help=THREADS_HELP)
+    from conhex_zero.cli.numbers import THREADS
+
+    parser.add_argument("--threads", type=THREADS, default=default, metavar="N", help=THREADS_HELP)
 
 
 @contextlib.contextmanager
@@ -191,6 +213,8 @@ MAX_MATCH_GAMES = 100_000
 """The most games a match may play (its records and results are held in memory)."""
 MAX_SECONDS = 86_400.0
 """The longest timeout an option may set (a day)."""
+DEFAULT_RECORDS_DIR = Path("runs") / "arena"
+"""Where an arena match without --records keeps its records (``match_records.default_records_path``)."""
 
 
 def check_range(flag: str, value: int, low: int, high: int) -> None:
@@ -242,6 +266,20 @@ def check_output_file(flag: str, path: str | Path) -> Path:
     return p
 
 
+def check_appendable(flag: str, path: str | Path) -> Path:
+    """A file a command appends to as it works (an arena's records): ``check_output_file``'s checks,
+    and an existing file opened for appending (and closed, unchanged), so that a file that cannot be
+    written (read-only, on a read-only mount) is found before the work, not after its first result."""
+    p = check_output_file(flag, path)
+    if p.exists():
+        try:
+            with open(p, "ab"):
+                pass
+        except OSError as err:
+            raise CliError(f"{flag} {path}: cannot be written ({err.strerror or err})") from None
+    return p
+
+
 def check_output_dir(flag: str, path: str | Path) -> Path:
     """A directory a command will write into (made if missing): ``CliError`` (one line) when it is a
     file, lies under a file, or cannot be written."""
@@ -263,7 +301,12 @@ def check_arena_arguments(args: argparse.Namespace) -> None:
         check_range("--sims", args.sims, 1, 100_000)
     check_seconds("--gtp-timeout", args.gtp_timeout)
     if args.records:
-        check_output_file("--records", args.records)
+        check_appendable("--records", args.records)
+    else:  # the default records file goes into runs/arena (its name needs the players, made later)
+        try:
+            check_output_dir("--records", DEFAULT_RECORDS_DIR)
+        except CliError as err:
+            raise CliError(f"{err} (the default records folder: give --records FILE)") from None
     if args.ladder:
         check_output_dir("--ladder", args.ladder)
 
@@ -284,24 +327,30 @@ def preflight_game(game: str | None) -> None:
 
 
 def preflight_players(specs: Sequence[str], simulations: int | None = None) -> None:
-    """Player names that name players (checkpoint files that exist), or ``CliError``."""
+    """Player names that name players (checkpoint files that exist, whole and undamaged as far as
+    can be told without torch), or ``CliError``."""
     from conhex_zero.agents.player_specs import PlayerSpecError, parse_player
+    from conhex_zero.nn.checkpoint_files import CheckpointError, check_checkpoint_archive, check_checkpoint_file
 
     for spec in specs:
         try:
-            parse_player(spec, simulations)
-        except PlayerSpecError as err:
+            path = parse_player(spec, simulations).path
+            if path is not None:
+                check_checkpoint_archive(check_checkpoint_file(path))
+        except (PlayerSpecError, CheckpointError) as err:
             raise CliError(str(err)) from None
 
 
 def preflight_checkpoint(path: str | None, flag: str = "") -> None:
-    """A checkpoint path (None: none given) that names a file, or ``CliError``."""
+    """A checkpoint path (None: none given) that names a file, whole and undamaged as far as can be
+    told without torch (``check_checkpoint_archive``), or ``CliError``."""
     if path is None:
         return
-    from conhex_zero.nn.checkpoint_files import CheckpointError, check_checkpoint_file
+    from conhex_zero.nn.checkpoint_files import CheckpointError, check_checkpoint_archive, check_checkpoint_file
 
     try:
         check_checkpoint_file(path)
+        check_checkpoint_archive(path)
     except CheckpointError as err:
         raise CliError(f"{flag}: {err}" if flag else str(err)) from None
 

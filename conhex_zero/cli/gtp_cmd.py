@@ -8,6 +8,7 @@ import sys
 from conhex_zero.cli.common import (CliError, preflight_game, preflight_players, HelpFormatter, add_threads_argument,
                                     check_clock_options, game_for_players, resolve_device, warn)
 from conhex_zero.cli.play_cmd import PLAYER_HELP, PONDER_HELP
+from conhex_zero.cli.numbers import SECONDS, SEED, SIMS, TEMPERATURE, Real
 
 
 HEXGUI_COMMAND = "conhex-zero gtp /path/to/CKPT --game hex-11:swap --swap-name swap-pieces"
@@ -36,38 +37,34 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--game", default=None,
                    help="game spec (default: the game the checkpoint was trained on, else conhex); "
                    "boardsize N switches to Hex N x N keeping its options")
-    p.add_argument("--sims", type=int, default=None, help="simulations per move of a checkpoint player "
+    p.add_argument("--sims", type=SIMS, default=None, help="simulations per move of a checkpoint player "
                    "without :sims=N (default: 64)")
-    p.add_argument("--seconds", type=float, default=None, metavar="S",
+    p.add_argument("--seconds", type=SECONDS, default=None, metavar="S",
                    help="a checkpoint player without :sims=N thinks S seconds per move (a clock; its search "
                    "continues the tree of its previous move) instead of a number of simulations")
-    p.add_argument("--temperature", type=float, default=0.0,
+    p.add_argument("--temperature", type=TEMPERATURE, default=0.0,
                    help="sample moves from visit counts ** (1/T) (default: 0, the best move)")
-    p.add_argument("--resign", type=float, default=None, metavar="V",
+    p.add_argument("--resign", type=Real(0.0, 1.0), default=None, metavar="V",
                    help="answer genmove with resign when the AI's value is below -V (e.g. 0.95, "
                    "a 2.5%% chance to win); default: never resign")
     p.add_argument("--swap-name", choices=("swap", "swap-pieces"), default="swap",
                    help="how genmove names the swap (HexGui understands swap-pieces; default: swap)")
     p.add_argument("--ponder", action="store_true", help=PONDER_HELP)
-    p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
+    p.add_argument("--seed", type=SEED, default=0, help="seed (default: 0)")
     add_threads_argument(p)
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    preflight_game(args.game)  # before torch: a typo is answered at once
+    check_clock_options(args)  # before torch: a typo is answered at once (numbers: their argparse types)
+    preflight_game(args.game)
     preflight_players([args.player], args.sims)
     from conhex_zero.agents.players import PlayerSpecError
     from conhex_zero.nn.checkpoint import CheckpointError
     from conhex_zero.play.gtp_engine import GTPEngine, read_lines
     from conhex_zero.play.session import PlayError
 
-    if args.sims is not None and args.sims < 1:
-        raise CliError("--sims must be at least 1")
-    check_clock_options(args)
-    if args.resign is not None and not 0 <= args.resign <= 1:
-        raise CliError("--resign takes a value between 0 and 1")
     spec = game_for_players("gtp", args.game, [args.player])
     try:
         engine = GTPEngine(args.player, spec, simulations=args.sims, seed=args.seed,

@@ -14,9 +14,9 @@ import sys
 from typing import Sequence
 
 from conhex_zero import __version__
-from conhex_zero.cli import (arena_cmd, average_cmd, bench_cmd, curve_cmd, distill_cmd, gtp_cmd, ladder_cmd, openings_cmd, piece_cmd,
-                             play_cmd, rate_cmd, replay_cmd, report_cmd, rules_cmd, serve_cmd, train_cmd)
-from conhex_zero.cli.common import CliError, HelpFormatter, torch_threads
+from conhex_zero.cli import (arena_cmd, average_cmd, bench_cmd, curve_cmd, distill_cmd, gtp_cmd, ladder_cmd, openings_cmd,
+                             piece_cmd, play_cmd, rate_cmd, replay_cmd, report_cmd, rules_cmd, serve_cmd, train_cmd)
+from conhex_zero.cli.common import CliError, HelpFormatter, Parser, UsageError, torch_threads
 
 COMMANDS = (train_cmd, piece_cmd, rate_cmd, distill_cmd, average_cmd, arena_cmd, ladder_cmd, curve_cmd, rules_cmd,
             replay_cmd, openings_cmd, report_cmd, play_cmd, gtp_cmd, serve_cmd, bench_cmd)
@@ -30,7 +30,7 @@ Games are named by spec strings: 'conhex' (pie rule on, as published), 'hex-11',
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="conhex-zero", description=DESCRIPTION,
         formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"conhex-zero {__version__}")
@@ -42,12 +42,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
-    # key=value overrides may stand anywhere among a command's options (argparse takes positionals
-    # only in one run): the rest of what was not understood is an error, as parse_args would say.
-    stray = [a for a in extra if not (hasattr(args, "overrides") and "=" in a and not a.startswith("-"))]
-    if stray:
-        parser.error(f"unrecognized arguments: {' '.join(stray)}")
+    try:
+        args, extra = parser.parse_known_args(argv)
+        # key=value overrides may stand anywhere among a command's options (argparse takes positionals
+        # only in one run): the rest of what was not understood is an error, as parse_args would say.
+        stray = [a for a in extra if not (hasattr(args, "overrides") and "=" in a and not a.startswith("-"))]
+        if stray:
+            parser.error(f"unrecognized arguments: {' '.join(stray)}")
+    except UsageError as err:  # one line, as every other refusal
+        print(f"{err.prog}: error: {err.message}", file=sys.stderr)
+        return 2
     if extra:
         args.overrides = list(args.overrides) + extra
     if args.command is None:

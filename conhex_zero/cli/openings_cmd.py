@@ -10,8 +10,14 @@ from pathlib import Path
 from conhex_zero.cli.common import (CliError, preflight_checkpoint, preflight_file, preflight_game, HelpFormatter,
                                     add_threads_argument, check_output_file, game_for_players, load_record,
                                     output_json, resolve_device, warn)
+from conhex_zero.cli.numbers import INDEX, MAX_SIMULATIONS, SEED, SIMS, Whole, Wholes
 
 DEFAULT_SIMS = 200
+EFFORTS = Wholes(1, MAX_SIMULATIONS)
+"""``--sims 200`` or ``--sims 200,800,3200``: one or more simulation counts."""
+CHECK_GAMES = Whole(0, 10_000, even=True)
+"""``--check-games``: self-play games from each checked opening (pairs; 0: no check)."""
+CHECK_COUNT = Whole(1, 1000)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -46,23 +52,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         formatter_class=HelpFormatter)
     p.add_argument("checkpoint", metavar="CKPT", help="a checkpoint (.pt) file")
     p.add_argument("--game", help="game spec (default: the checkpoint's game)")
-    p.add_argument("--sims", type=efforts, default=[DEFAULT_SIMS], metavar="N[,N...]",
+    p.add_argument("--sims", type=EFFORTS, default=[DEFAULT_SIMS], metavar="N[,N...]",
                    help=f"search simulations per opening and repeat (default: {DEFAULT_SIMS}); several efforts, "
                    "e.g. 200,800,3200: the largest gives the win %% and swap, stability is checked across all")
-    p.add_argument("--repeats", type=int, default=2,
+    p.add_argument("--repeats", type=Whole(1, 1000), default=2,
                    help="independent searches per opening, for the spread (default: 2)")
-    p.add_argument("--compare-sims", type=int, default=None, metavar="M",
+    p.add_argument("--compare-sims", type=Whole(0, MAX_SIMULATIONS), default=None, metavar="M",
                    help="the stability check's second effort: every opening searched again with M simulations "
                    "(default: half of --sims when one is given, else none; 0: no extra effort)")
     p.add_argument("--other", metavar="CKPT", help="a second model (e.g. another training line's), analysed the same "
                    "way: its win %%, stability and swap decision beside each opening, and where the two agree")
-    p.add_argument("--check-games", type=int, default=0, metavar="N",
+    p.add_argument("--check-games", type=CHECK_GAMES, default=0, metavar="N",
                    help="the empirical check: N self-play games (even) from each of the openings that matter most, "
                    "pie rule off after the opening, with a 95%% Wilson interval over distinct games (default: 0, "
                    "no check; it takes long: N x 2 x --check-count openings whole games)")
-    p.add_argument("--check-sims", type=int, default=200, metavar="S",
+    p.add_argument("--check-sims", type=SIMS, default=200, metavar="S",
                    help="simulations a move in the check's games (default: 200)")
-    p.add_argument("--check-count", type=int, default=10, metavar="K",
+    p.add_argument("--check-count", type=CHECK_COUNT, default=10, metavar="K",
                    help="check the K best-rated and K worst-rated openings (symmetry groups), and every one whose "
                    "swap decision differs between the models (default: 10)")
     p.add_argument("--search", default="analysis", metavar="NAME",
@@ -73,29 +79,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--record", metavar="FILE",
                    help="instead, review a recorded game move by move (SGF, Little Golem or arena JSON lines): "
                    "the first player's win %% after each move and the biggest mistakes")
-    p.add_argument("--index", type=int, default=0, help="which game of the record file (default: 0)")
+    p.add_argument("--index", type=INDEX, default=0, help="which game of the record file (default: 0)")
     p.add_argument("--json", metavar="FILE", help="write the analysis as JSON ('-' for standard output)")
     p.add_argument("--png", metavar="FILE", help="write a heatmap on the board picture (PNG)")
     p.add_argument("--svg", metavar="FILE", help="write the heatmap as SVG")
     p.add_argument("--size", default="900x900", metavar="WxH", help="picture size in pixels (default: 900x900)")
     p.add_argument("--no-exact", action="store_true", help="skip the exact solver")
-    p.add_argument("--top", type=int, default=0, metavar="K", help="print only the K strongest groups")
-    p.add_argument("--seed", type=int, default=0, help="search seed (default: 0)")
+    p.add_argument("--top", type=Whole(0, 1000), default=0, metavar="K", help="print only the K strongest groups")
+    p.add_argument("--seed", type=SEED, default=0, help="search seed (default: 0)")
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     add_threads_argument(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
-
-
-def efforts(text: str) -> list[int]:
-    """``200`` or ``200,800,3200``: one or more simulation counts (argparse's ``type``)."""
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: simulations as N or N,N,... (e.g. 200,800,3200)") from None
-    if not values:
-        raise argparse.ArgumentTypeError("give at least one number of simulations")
-    return values
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -119,12 +114,53 @@ def check_output(path: str | None, suffix: str, option: str) -> Path | None:
     return p
 
 
+def check_other_game(command: str, path: str | None, other, game) -> None:
+    """``--other`` must be a model of the game analysed: the agreement of two models on the openings
+    of different games means nothing (where ``arena`` would warn that a model plays a game it was not
+    trained on, this refuses)."""
+    from conhex_zero.play.checkpoints import same_game
+
+    if other is not None and not same_game(other.game, game):
+        raise CliError(f"--other {path} was trained on {other.game}, not {game.spec}: the two models' openings "
+                       f"cannot be compared (give --other a model of {game.spec})")
+
+
+def check_search_memory(env, legal: int, repeats: int, sims: int, check_games: int, check_sims: int,
+                        check_count: int, two_models: bool) -> None:
+    """The opening analysis's searches (every legal move x --repeats, at the largest effort) and the
+    check's games (--check-games from each checked opening, all at once) fit in this machine's free
+    memory; ``CliError`` naming the options otherwise (before any search)."""
+    from conhex_zero.cli.numbers import search_memory
+
+    A, C = env.num_actions, env.game.num_cells
+    try:
+        search_memory("--sims x --repeats", legal * repeats, sims, A, C)
+        if check_games:
+            openings = legal if two_models else min(legal, 2 * check_count)
+            search_memory("--check-games x --check-sims", check_games * openings, check_sims, A, C)
+    except ValueError as err:
+        raise CliError(str(err)) from None
+
+
 def run(args: argparse.Namespace) -> int:
-    preflight_checkpoint(args.checkpoint)  # before torch: a typo is answered at once
+    # Before torch, everything that can be refused is: a typo is answered at once, and no output is
+    # found unwritable after the work (numbers are bounded by their argparse types).
+    preflight_checkpoint(args.checkpoint)
     preflight_checkpoint(args.other, "--other")
     preflight_game(args.game)
     if args.record:
         preflight_file(args.record, "record file")
+    if (args.other or args.check_games) and (args.record or args.after):
+        raise CliError("--other and --check-games go with the opening table (not with --after or --record)")
+    if args.record and args.after:
+        raise CliError("give either --after MOVES or --record FILE, not both")
+    if args.record and (args.png or args.svg):
+        raise CliError("--png and --svg draw the openings map; a review of a record (--record) has none: "
+                       "leave them out")
+    size = parse_size(args.size)
+    png = check_output(args.png, ".png", "--png")
+    svg = check_output(args.svg, ".svg", "--svg")
+    check_output(args.json, ".json", "--json")
     from conhex_zero.progress import progress_bar
 
     from conhex_zero.analysis.openings import analyse_moves
@@ -134,20 +170,10 @@ def run(args: argparse.Namespace) -> int:
     from conhex_zero.env.vec_env import VecEnv
     from conhex_zero.nn.checkpoint import CheckpointError, load_checkpoint
 
-    if min(args.sims) < 1 or args.repeats < 1:
-        raise CliError("--sims and --repeats must be at least 1")
-    if args.check_games < 0 or args.check_games % 2:
-        raise CliError("--check-games must be an even number (games come in pairs), 0 for no check")
-    if args.check_sims < 1 or args.check_count < 1:
-        raise CliError("--check-sims and --check-count must be at least 1")
-    if (args.other or args.check_games) and (args.record or args.after):
-        raise CliError("--other and --check-games go with the opening table (not with --after or --record)")
     from conhex_zero.agents.search_configs import VARIANTS
 
     if args.search.removesuffix("-no-tactics") not in VARIANTS:
         raise CliError(f"--search {args.search!r}: one of {', '.join(VARIANTS)} (optionally with -no-tactics)")
-    if args.compare_sims is not None and args.compare_sims < 0:
-        raise CliError("--compare-sims must be 0 (no stability check) or more")
     sims = max(args.sims)
     levels = sorted(set(args.sims) - {sims})
     if args.compare_sims is None:
@@ -155,10 +181,6 @@ def run(args: argparse.Namespace) -> int:
     elif args.compare_sims:
         levels = sorted(set(levels) | {args.compare_sims})
     args.sims = sims
-    size = parse_size(args.size)
-    png = check_output(args.png, ".png", "--png")
-    svg = check_output(args.svg, ".svg", "--svg")
-    check_output(args.json, ".json", "--json")
     device = resolve_device(args.device)
     try:
         ckpt = load_checkpoint(args.checkpoint, device)
@@ -169,12 +191,16 @@ def run(args: argparse.Namespace) -> int:
         return review_record(args)
     env = VecEnv(game_for_players("openings", args.game, [args.checkpoint]), device)
     game = env.game
+    check_other_game("openings", args.other, other, game)
     if game.random_pieces:
         raise CliError(f"{game.spec}: openings with random opening pieces differ from game to game; "
                        f"analyse the game without random=K")
     state = play_moves(env, args.after) if args.after else env.initial_state(1)
     if bool(state.done[0]):
         raise CliError("the game is over after those moves: nothing to analyse")
+    legal = int(env.legal_mask(state)[0].sum())
+    check_search_memory(env, legal, args.repeats, max([sims, *levels]), args.check_games,
+                        args.check_sims, args.check_count, other is not None)
 
     solver = None
     if not args.no_exact:
@@ -183,7 +209,6 @@ def run(args: argparse.Namespace) -> int:
         except SolverError:
             pass  # not Hex, or too big for the exact solver
 
-    legal = int(env.legal_mask(state)[0].sum())
     efforts = ", ".join(str(x) for x in sorted({args.sims, *levels}))
     models = 2 if other is not None else 1
     bars = {"search": progress_bar(total=models * (args.sims + sum(levels)), unit="sim", disable=args.quiet,
@@ -238,8 +263,6 @@ def review_record(args: argparse.Namespace) -> int:
     from conhex_zero.play.checkpoints import game_warning
     from conhex_zero.records.review import format_review, review_game
 
-    if args.after:
-        raise CliError("give either --after MOVES or --record FILE, not both")
     record = load_record(args.record, args.index)
     env = VecEnv(args.game or record.game, resolve_device(args.device))
     message = game_warning(args.checkpoint, env.game)

@@ -17,6 +17,7 @@ from typing import Iterator, TextIO
 from conhex_zero.cli.common import (CliError, preflight_game, preflight_players, HelpFormatter, add_threads_argument,
                                     check_clock_options, game_for_players, is_terminal, plural, resolve_device,
                                     use_color)
+from conhex_zero.cli.numbers import SECONDS, SEED, SIMS, TEMPERATURE, TOP
 
 PONDER_HELP = ("think on the opponent's time: after each of its moves a checkpoint player searches on in the "
                "background (a second core) until the opponent moves, and its next search continues from the "
@@ -56,21 +57,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "else conhex; a warning is shown when a model plays a game it was not trained on)")
     p.add_argument("--as", dest="side", choices=("first", "second"), default="first",
                    help="your side: first (X, top-bottom; default) or second (O, left-right)")
-    p.add_argument("--sims", type=int, default=None,
+    p.add_argument("--sims", type=SIMS, default=None,
                    help="simulations per AI move for a checkpoint without :sims=N (default: 64)")
-    p.add_argument("--seconds", type=float, default=None, metavar="S",
+    p.add_argument("--seconds", type=SECONDS, default=None, metavar="S",
                    help="a checkpoint player without :sims=N thinks S seconds per move (a clock; its search "
                    "continues the tree of its previous move) instead of a number of simulations")
-    p.add_argument("--temperature", type=float, default=0.0,
+    p.add_argument("--temperature", type=TEMPERATURE, default=0.0,
                    help="sample the AI's moves from visit counts ** (1/T): weaker and more varied "
                    "(default: 0, always the best move)")
     p.add_argument("--scoring", action="store_true",
                    help="the scoring variant: games in pairs with colours exchanged (your side swaps every "
                    "game), the winner of a game scores the pieces they placed, the lower total over a pair "
                    "wins; a running pair score is kept until you quit")
-    p.add_argument("--top", type=int, default=5, help="candidate moves shown (default: 5)")
+    p.add_argument("--top", type=TOP, default=5, help="candidate moves shown (default: 5)")
     p.add_argument("--ponder", action="store_true", help=PONDER_HELP)
-    p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
+    p.add_argument("--seed", type=SEED, default=0, help="seed (default: 0)")
     p.add_argument("--no-color", action="store_true", help="no ANSI colours, even in a terminal")
     add_threads_argument(p)
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
@@ -404,19 +405,13 @@ class TerminalGame:
 
 
 def run(args: argparse.Namespace) -> int:
-    preflight_game(args.game)  # before torch: a typo is answered at once
+    check_clock_options(args)  # before torch: a typo is answered at once (numbers: their argparse types)
+    preflight_game(args.game)
     preflight_players([args.player], args.sims)
     from conhex_zero.agents.players import PlayerSpecError
     from conhex_zero.nn.checkpoint import CheckpointError
     from conhex_zero.play.session import PlayError, PlaySession
 
-    if args.sims is not None and args.sims < 1:
-        raise CliError("--sims must be at least 1")
-    check_clock_options(args)
-    if args.temperature < 0:
-        raise CliError("--temperature must be 0 or positive")
-    if args.top < 0:
-        raise CliError("--top must be 0 or more")
     game_spec = game_for_players("play", args.game, [args.player])
     try:
         session = PlaySession(game_spec, args.player, seed=args.seed, simulations=args.sims,

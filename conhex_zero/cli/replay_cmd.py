@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conhex_zero.cli.common import (CliError, preflight_file, preflight_game, preflight_players, HelpFormatter,
-                                    add_threads_argument, load_record, print_json, resolve_device, use_color)
+                                    add_threads_argument, check_output_file, load_record, print_json, resolve_device,
+                                    use_color)
+from conhex_zero.cli.numbers import INDEX, SEED, SIMS, Whole
 
 if TYPE_CHECKING:  # imported in run(): --help stays fast
     from conhex_zero.env.vec_env import VecEnv
@@ -66,7 +68,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("moves", nargs="*", help="moves, e.g. F6 swap E5")
     p.add_argument("--record", metavar="FILE",
                    help="a record file: arena JSON lines or SGF (Little Golem ConHex/Hex, HexGui, PlayHex)")
-    p.add_argument("--index", type=int, default=0,
+    p.add_argument("--index", type=INDEX, default=0,
                    help="which game of the record file: an arena record's index, else counting from 0 "
                         "(default: 0)")
     p.add_argument("--json", action="store_true",
@@ -76,9 +78,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--analyse", "--analyze", metavar="PLAYER", dest="analyse",
                    help="review the game with PLAYER: a checkpoint (CKPT or CKPT:sims=N), mcts-rollout:K "
                         "or policy:CKPT")
-    p.add_argument("--sims", type=int, default=None, help="simulations of a checkpoint's search (default: 64)")
-    p.add_argument("--seed", type=int, default=0, help="the analysing player's seed (default: 0)")
-    p.add_argument("--mistakes", type=int, default=3, metavar="K", help="how many mistakes to list (default: 3)")
+    p.add_argument("--sims", type=SIMS, default=None, help="simulations of a checkpoint's search (default: 64)")
+    p.add_argument("--seed", type=SEED, default=0, help="the analysing player's seed (default: 0)")
+    p.add_argument("--mistakes", type=Whole(0, 1000), default=3, metavar="K", help="how many mistakes to list (default: 3)")
     p.add_argument("--device", default="cpu", help="device for --analyse: cpu or cuda (default: cpu)")
     add_threads_argument(p)
     p.add_argument("--to-sgf", metavar="OUT",
@@ -113,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
         preflight_game(args.game)
     if args.analyse:
         preflight_players([args.analyse], args.sims)
+    if args.to_sgf:
+        check_output_file("--to-sgf", args.to_sgf)  # before the work, not after a review
     from conhex_zero.env.notation import play_moves, render_state, split_moves, summarize
     from conhex_zero.env.vec_env import VecEnv
     from conhex_zero.play.session import position_line
@@ -188,8 +192,6 @@ def _review(args: argparse.Namespace, names: list[str], record):
     from conhex_zero.env.vec_env import VecEnv
     from conhex_zero.records.review import review_game
 
-    if args.sims is not None and args.sims < 1:
-        raise CliError("--sims must be at least 1")
     device = resolve_device(args.device)
     env = VecEnv(args.game, device)
     try:

@@ -10,8 +10,10 @@ import sys
 from pathlib import Path
 
 from conhex_zero.cli.common import (CliError, preflight_checkpoint, preflight_game, HelpFormatter,
-                                    add_threads_argument, game_for_players, plural, resolve_device)
-from conhex_zero.cli.openings_cmd import efforts, parse_size
+                                    add_threads_argument, check_output_dir, game_for_players, plural,
+                                    resolve_device)
+from conhex_zero.cli.numbers import MAX_SIMULATIONS, SEED, SIMS, Whole, Wholes
+from conhex_zero.cli.openings_cmd import CHECK_COUNT, CHECK_GAMES, check_other_game, check_search_memory, parse_size
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -29,26 +31,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("checkpoint", metavar="CKPT",
                    help="a checkpoint (.pt) file; or mcts-rollout:K to measure with rollout search of K "
                    "simulations before any network is trained (no policy weights, no opening analysis)")
-    p.add_argument("--games", type=int, default=100,
+    p.add_argument("--games", type=Whole(1, 10_000), default=100,
                    help="self-play games per rule setting (with and without the pie rule; default: 100)")
     p.add_argument("--out", metavar="DIR", help="output directory (default: runs/report-<checkpoint name>)")
     p.add_argument("--game", help="game spec (default: the checkpoint's game; conhex for mcts-rollout:K)")
-    p.add_argument("--sims", type=int, default=32, help="simulations per self-play move (default: 32)")
-    p.add_argument("--opening-sims", type=efforts, default=[64], metavar="N[,N...]",
+    p.add_argument("--sims", type=SIMS, default=32, help="simulations per self-play move (default: 32)")
+    p.add_argument("--opening-sims", type=Wholes(0, MAX_SIMULATIONS), default=[64], metavar="N[,N...]",
                    help="simulations per opening in the opening analysis (default: 64, checked at half of it; several, "
                    "e.g. 200,800,3200: each effort, the largest for the verdicts; 0 skips it)")
     p.add_argument("--other", metavar="CKPT", help="a second model (another training line's) for the opening table: "
                    "its verdicts beside the checkpoint's, and where the two agree")
-    p.add_argument("--check-games", type=int, default=0, metavar="N",
+    p.add_argument("--check-games", type=CHECK_GAMES, default=0, metavar="N",
                    help="self-play games (even) from each of the openings that matter most (default: 0, none)")
-    p.add_argument("--check-sims", type=int, default=200, metavar="S",
+    p.add_argument("--check-sims", type=SIMS, default=200, metavar="S",
                    help="simulations a move in those games (default: 200)")
-    p.add_argument("--check-count", type=int, default=10, metavar="K",
+    p.add_argument("--check-count", type=CHECK_COUNT, default=10, metavar="K",
                    help="check the K best and K worst openings and those where the models disagree (default: 10)")
-    p.add_argument("--random-games", type=int, default=10000,
+    p.add_argument("--random-games", type=Whole(0, 100_000), default=10000,
                    help="uniformly random games played to the end, for draws and lengths (default: 10000)")
     p.add_argument("--size", default="800x800", metavar="WxH", help="board picture size (default: 800x800)")
-    p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
+    p.add_argument("--seed", type=SEED, default=0, help="seed (default: 0)")
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     add_threads_argument(p)
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -97,14 +99,44 @@ def summary(stats, openings, board) -> list[str]:
     return lines
 
 
+def _check_memory(args: argparse.Namespace, env, sims: int, opening_sims: int, two_models: bool) -> None:
+    """The self-play games (--games at once, --sims a move), the opening table's searches and the
+    check's games fit in this machine's free memory (``CliError`` before any game otherwise)."""
+    from conhex_zero.cli.numbers import search_memory
+
+    A, C = env.num_actions, env.game.num_cells
+    try:
+        search_memory("--games x --sims", args.games, sims, A, C)
+    except ValueError as err:
+        raise CliError(str(err)) from None
+    if opening_sims:
+        check_search_memory(env, env.num_holes, 2, opening_sims, args.check_games, args.check_sims,
+                            args.check_count, two_models)
+
+
 def run(args: argparse.Namespace) -> int:
-    if not re.fullmatch(r"mcts-rollout:\d+", args.checkpoint):  # before torch: a typo is answered at once
+    # Before torch, everything that can be refused is: a typo is answered at once, and the output
+    # folder is known writable before the work (numbers are bounded by their argparse types).
+    rollout = re.fullmatch(r"mcts-rollout:(\d+)", args.checkpoint)
+    if not rollout:
         try:
             preflight_checkpoint(args.checkpoint)
         except CliError as err:
             raise CliError(f"{err} (or give mcts-rollout:K)") from None
+    elif not 1 <= int(rollout.group(1)) <= MAX_SIMULATIONS:
+        raise CliError(f"mcts-rollout:K needs from 1 to {MAX_SIMULATIONS} simulations")
     preflight_checkpoint(args.other, "--other")
     preflight_game(args.game)
+    if (args.other or args.check_games) and rollout:
+        raise CliError("--other and --check-games need a checkpoint (the opening table is the network's)")
+    opening_sims = max(args.opening_sims)
+    if (args.other or args.check_games) and not opening_sims:
+        raise CliError("--opening-sims 0 skips the opening table, which --other and --check-games add to: give "
+                       "--opening-sims N, or leave them out")
+    levels = sorted({x for x in args.opening_sims if x} - {opening_sims}) or [max(1, opening_sims // 2)]
+    size = parse_size(args.size)
+    out = Path(args.out) if args.out else Path("runs") / f"report-{re.sub(r'[^A-Za-z0-9_.-]+', '-', Path(args.checkpoint).stem)}"
+    check_output_dir("--out", out)  # a folder that is, or can be made, writable: before the work
     from conhex_zero.analysis.game_stats import collect
     from conhex_zero.analysis.openings import analyse_moves
     from conhex_zero.analysis.report import write_report
@@ -112,21 +144,9 @@ def run(args: argparse.Namespace) -> int:
     from conhex_zero.nn.checkpoint import CheckpointError, load_checkpoint
     from conhex_zero.progress import progress_bar
 
-    if args.games < 1:
-        raise CliError("--games must be at least 1")
-    if args.sims < 1 or min(args.opening_sims) < 0 or args.random_games < 0:
-        raise CliError("--sims must be at least 1; --opening-sims and --random-games at least 0")
-    if args.check_games < 0 or args.check_games % 2 or args.check_sims < 1 or args.check_count < 1:
-        raise CliError("--check-games must be even (0: no check); --check-sims and --check-count at least 1")
-    opening_sims = max(args.opening_sims)
-    levels = sorted({x for x in args.opening_sims if x} - {opening_sims}) or [max(1, opening_sims // 2)]
-    size = parse_size(args.size)
     device = resolve_device(args.device)
-    rollout = re.fullmatch(r"mcts-rollout:(\d+)", args.checkpoint)
     if rollout:
         ckpt, sims = None, int(rollout.group(1))
-        if sims < 1:
-            raise CliError("mcts-rollout:K needs at least 1 simulation")
     else:
         try:
             ckpt, sims = load_checkpoint(args.checkpoint, device), args.sims
@@ -136,16 +156,17 @@ def run(args: argparse.Namespace) -> int:
         other = load_checkpoint(args.other, device) if args.other else None
     except CheckpointError as err:
         raise CliError(f"--other: {err}") from None
-    if (other is not None or args.check_games) and ckpt is None:
-        raise CliError("--other and --check-games need a checkpoint (the opening table is the network's)")
     spec = game_for_players("report", args.game, [args.checkpoint] if ckpt is not None else [])
     env = VecEnv(spec, device)
     if env.game.extra_stone:
         raise CliError(f"{spec}: the report compares play with and without the pie rule; extra-stone games "
                        f"have no pie rule")
-    out = Path(args.out) if args.out else Path("runs") / f"report-{re.sub(r'[^A-Za-z0-9_.-]+', '-', Path(args.checkpoint).stem)}"
-    if out.exists() and not out.is_dir():
-        raise CliError(f"--out {out}: exists and is not a directory")
+    check_other_game("report", args.other, other, env.game)
+    if (other is not None or args.check_games) and env.game.random_pieces:
+        raise CliError(f"{spec}: a game with random opening pieces has no opening table, which --other and "
+                       f"--check-games add to: leave them out")
+    _check_memory(args, env, sims, opening_sims if ckpt is not None and not env.game.random_pieces else 0,
+                  other is not None)
 
     name = Path(args.checkpoint).name if ckpt is not None else args.checkpoint
     stats = collect(spec, ckpt, name, args.games, sims, seed=args.seed, device=device,

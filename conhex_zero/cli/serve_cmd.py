@@ -14,6 +14,7 @@ import threading
 from conhex_zero.cli.common import (CliError, preflight_game, preflight_players, HelpFormatter, add_threads_argument,
                                     check_clock_options, game_for_players, resolve_device, warn)
 from conhex_zero.cli.play_cmd import PLAYER_HELP, PONDER_HELP
+from conhex_zero.cli.numbers import SECONDS, SEED, SIMS, TEMPERATURE, TOP, Whole
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -36,7 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "else conhex; the page can start others)")
     p.add_argument("--as", dest="side", choices=("first", "second"), default="first",
                    help="your side: first (X, top-bottom; default) or second (O, left-right)")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+    p.add_argument("--port", type=Whole(0, 65535), default=DEFAULT_PORT,
                    help=f"TCP port (default: {DEFAULT_PORT}; 0 picks a free one)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default: 127.0.0.1, this machine only)")
@@ -46,20 +47,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "from other web sites, are refused (403)")
     p.add_argument("--open", action="store_true", help="open the page in the default web browser (without "
                    "one, says so: then open the URL shown yourself)")
-    p.add_argument("--sims", type=int, default=None,
+    p.add_argument("--sims", type=SIMS, default=None,
                    help="simulations per AI move for a checkpoint without :sims=N (default: 64)")
-    p.add_argument("--seconds", type=float, default=None, metavar="S",
+    p.add_argument("--seconds", type=SECONDS, default=None, metavar="S",
                    help="a checkpoint player without :sims=N thinks S seconds per move (a clock; its search "
                    "continues the tree of its previous move) instead of a number of simulations")
-    p.add_argument("--temperature", type=float, default=0.0,
+    p.add_argument("--temperature", type=TEMPERATURE, default=0.0,
                    help="sample the AI's moves from visit counts ** (1/T) (default: 0, the best move)")
     p.add_argument("--scoring", action="store_true",
                    help="the scoring variant: games in pairs with colours exchanged (the sides alternate every "
                    "new game), the winner scores the pieces they placed, the lower total over a pair wins; the "
                    "page keeps the running pair score (API: the state's 'scoring')")
-    p.add_argument("--top", type=int, default=5, help="candidate moves shown (default: 5)")
+    p.add_argument("--top", type=TOP, default=5, help="candidate moves shown (default: 5)")
     p.add_argument("--ponder", action="store_true", help=PONDER_HELP)
-    p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
+    p.add_argument("--seed", type=SEED, default=0, help="seed (default: 0)")
     add_threads_argument(p)
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     p.add_argument("--verbose", action="store_true", help="log every HTTP request on stderr")
@@ -91,22 +92,14 @@ def open_browser(url: str) -> threading.Thread | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    preflight_game(args.game)  # before torch: a typo is answered at once
+    check_clock_options(args)  # before torch: a typo is answered at once (numbers: their argparse types)
+    preflight_game(args.game)
     preflight_players([args.player], args.sims)
     from conhex_zero.agents.players import PlayerSpecError
     from conhex_zero.nn.checkpoint import CheckpointError
     from conhex_zero.play.server import GameServer, PlayServer, is_local
     from conhex_zero.play.session import PlayError
 
-    if args.sims is not None and args.sims < 1:
-        raise CliError("--sims must be at least 1")
-    check_clock_options(args)
-    if args.temperature < 0:
-        raise CliError("--temperature must be 0 or positive")
-    if not 0 <= args.top <= 50:
-        raise CliError("--top must be between 0 and 50")
-    if not 0 <= args.port <= 65535:
-        raise CliError("--port must be between 0 and 65535")
     spec = game_for_players("serve", args.game, [args.player])
     try:
         game = GameServer(args.player, spec, 0 if args.side == "first" else 1,

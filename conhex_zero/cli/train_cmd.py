@@ -11,7 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, plural, resolve_device
+from conhex_zero.cli.common import CliError, HelpFormatter, plural, resolve_device
+from conhex_zero.cli.numbers import THREADS, Whole
 
 EPILOG = """\
 examples:
@@ -30,9 +31,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--init", metavar="CKPT", help="warm start: begin with this checkpoint's weights (same network "
                    "size; optimiser, replay and iterations start fresh), the same as the override init=CKPT")
     p.add_argument("--device", help="cpu or cuda (overrides the config's device)")
-    p.add_argument("--stop-after", type=int, metavar="N",
+    p.add_argument("--stop-after", type=Whole(1, 10**9), metavar="N",
                    help="stop after N iterations in this session (with a checkpoint; --resume continues)")
-    p.add_argument("--threads", type=int, metavar="N", help="torch CPU threads, the same as the override threads=N "
+    p.add_argument("--threads", type=THREADS, metavar="N", help="torch CPU threads, the same as the override threads=N "
                    "(default: the config's, 1 unless set; 0: one per core)")
     p.add_argument("--quiet", action="store_true", help="no progress bars and no resolved config (one line per "
                    "iteration)")
@@ -43,10 +44,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train an agent by self-play",
                        description="Self-play training: batched search, replay buffer, evaluated checkpoints "
-                       "in a run directory (config.yaml, metrics.jsonl, tb/, checkpoints/, latest.pt, best.pt).",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       "in a run directory (config.yaml, metrics.jsonl, tb/, checkpoints/, latest.pt, best.pt). "
+                       "Config keys and values (the file's and key=value overrides) are checked before anything "
+                       "starts; --resume of a run that has done all its iterations says so and trains nothing.",
+                       epilog=EPILOG, formatter_class=HelpFormatter)
     add_arguments(p)
     p.set_defaults(run=run)
+
+
+def finished(run_dir, iterations: int) -> bool:
+    """Whether a run to resume has done all its ``iterations`` already; if so, says so in one line
+    (and how to go on), so that ``--resume`` of a finished run is not taken for training done."""
+    from conhex_zero.train.run_dir import TrainStateError
+
+    try:
+        done = run_dir.load_state(mmap=True).get("iteration")
+    except TrainStateError as err:
+        raise CliError(str(err)) from None
+    if not isinstance(done, int) or done < iterations:
+        return False
+    print(f"{run_dir.path} has done all its {plural(iterations, 'iteration')} (its state is at iteration {done}): "
+          f"nothing to train; to go on, raise iterations, e.g. conhex-zero train --resume {run_dir.path} "
+          f"iterations={done + max(1, iterations // 2)}")
+    return True
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,8 +83,12 @@ def run(args: argparse.Namespace) -> int:
         if args.resume:
             raise CliError("--init starts a new run from a checkpoint's weights; --resume continues a run with its own")
         overrides.append(f"init={args.init}")
-    if args.stop_after is not None and args.stop_after < 1:
-        raise CliError("--stop-after must be at least 1")
+    from conhex_zero.train.config_schema import check_schema
+
+    try:  # keys and value types against the config's own dataclasses: no torch needed
+        check_schema(None if args.resume else args.config, overrides)
+    except ConfigError as err:
+        raise CliError(str(err)) from None
     try:
         if args.resume:
             if args.config or args.run_dir:
@@ -111,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
             config = load_config(args.config, overrides)
     except (ConfigError, TrainStateError, RunInUseError) as err:
         raise CliError(str(err)) from None
+    if args.resume and finished(run_dir, config.iterations):
+        return 0
     resolve_device(config.device)
     # Under torchrun: join the job now, and every rank takes rank 0's run directory (a default name
     # carries each process's own start time).

@@ -93,11 +93,18 @@ def unreadable_reason(err: Exception) -> str:
     first = str(err).strip().splitlines()[0] if str(err).strip() else ""
     if "weights_only" in first:
         first = ""
-    return f"{type(err).__name__}" + (f": {_short(first, 100)}" if first else "")
+    first = first.split(". ")[0].rstrip(".")  # torch's first sentence says what; the rest is advice
+    return f"{type(err).__name__}" + (f": {_short(first, 100, words=True)}" if first else "")
 
 
-def _short(text: str, limit: int = 40) -> str:
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+def _short(text: str, limit: int = 40, words: bool = False) -> str:
+    """``text`` in at most ``limit`` characters, ``...`` where it was cut (``words``: between words)."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 3]
+    if words and " " in cut:
+        cut = cut[:cut.rindex(" ")].rstrip(" ,;:")
+    return cut + "..."
 
 
 def _show(value: Any) -> str:
