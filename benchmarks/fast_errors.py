@@ -53,6 +53,8 @@ COMMANDS = {
     "arena ... --records UNWRITABLE": ["arena", "random", "random", "--records", "{file}/m.jsonl"],
     "arena CKPT:sim=10 random": ["arena", "checkpoints/hex5-l4h64.pt:sim=10", "random"],
     "arena CUT.pt random (a cut checkpoint)": ["arena", "{cut}", "random"],
+    "piece LINE (a cut carry.pt)": ["piece", "{line}"],
+    "rate LINE (a cut carry.pt)": ["rate", "{line}"],
 }
 
 
@@ -81,13 +83,17 @@ def main() -> int:
         a_file.write_text("a file, where a folder is asked for\n")
         cut = Path(scratch) / "cut.pt"
         cut.write_bytes((ROOT / "checkpoints" / "hex5-l4h64.pt").read_bytes()[:100_000])
-        places = {"{run}": str(run), "{file}": str(a_file), "{cut}": str(cut)}
+        line = Path(scratch) / "line"
+        (line / "checkpoints").mkdir(parents=True)
+        (line / "checkpoints" / "iter_0020.pt").write_bytes(b"")
+        carry = (ROOT / "checkpoints" / "lines" / "conhex-gpu" / "carry.pt").read_bytes()
+        (line / "carry.pt").write_bytes(carry[: len(carry) // 2])
+        places = {"{run}": str(run), "{file}": str(a_file), "{cut}": str(cut), "{line}": str(line)}
         lock = RunLock(run)
         lock.acquire(note=lambda _: None)  # this process "trains" the run
         try:
             for label, command in COMMANDS.items():
-                words = [w.replace("{run}", places["{run}"]).replace("{file}", places["{file}"])
-                         .replace("{cut}", places["{cut}"]) for w in command]
+                words = [places.get(w, w).replace("{file}", places["{file}"]) for w in command]
                 runs = [cpu_seconds(words) for _ in range(args.repeats)]
                 best = min(r[0] for r in runs)
                 code, err = runs[0][1], runs[0][2]

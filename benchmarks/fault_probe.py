@@ -967,6 +967,58 @@ def smaller_43() -> None:
         raise Failed(f"{len(long)} lines over 100 columns: {long[0][:120]}")
 
 
+def _line(name: str, *extra: str) -> Path:
+    """A tiny line of one piece (three iterations) in the work directory."""
+    line = fresh(name)
+    succeeded(cli("piece", str(line), "--config", str(TINY), "--quiet", "--run-dir", str(fresh(name + "-run")),
+                  "eval.games=2", "eval.previous_games=2", *extra))
+    return line
+
+
+@case(18, "a line: another line's carry.pt copied in, --out into another line or a stranger's folder: refused; "
+          "pieces.jsonl deleted: the next piece keeps its number and every log", slow=True)
+def line_knows_itself() -> None:
+    ours, theirs = _line("ours"), _line("theirs")
+    own_carry = (ours / "carry.pt").read_bytes()
+    (ours / "carry.pt").write_bytes((theirs / "carry.pt").read_bytes())
+    one_line_error(cli("piece", str(ours), "--quiet", "iterations=4", "--run-dir", str(fresh("r-mixed"))),
+                   "the line's files were mixed")
+    (ours / "carry.pt").write_bytes(own_carry)
+    one_line_error(cli("piece", str(ours), "--quiet", "iterations=4", "--out", str(theirs), "--run-dir",
+                       str(fresh("r-out"))), "holds line ")
+    stranger = fresh("stranger")
+    stranger.mkdir()
+    (stranger / "mine.txt").write_text("mine\n")
+    one_line_error(cli("piece", str(ours), "--quiet", "iterations=4", "--out", str(stranger), "--run-dir",
+                       str(fresh("r-stranger"))), "not a copy of this line")
+    if (stranger / "mine.txt").read_text() != "mine\n" or len(list(stranger.iterdir())) != 1:
+        raise Failed("the stranger's folder was written")
+    log1 = (ours / "logs" / "piece-001.log").read_text()
+    (ours / "pieces.jsonl").unlink()
+    succeeded(cli("piece", str(ours), "--quiet", "iterations=4", "--run-dir", str(fresh("r-next"))))
+    from conhex_zero.train.line import Line
+
+    if Line(ours).pieces()[-1]["piece"] != 2 or (ours / "logs" / "piece-001.log").read_text() != log1:
+        raise Failed(f"after pieces.jsonl was deleted the next piece was {Line(ours).pieces()[-1]['piece']}, "
+                     f"or piece 1's log changed")
+
+
+@case(18, "a line: line.yaml damaged or with an unknown key is an error naming line.yaml and is kept as it is; a "
+          "cut carry.pt is refused before torch", slow=True)
+def line_yaml_and_carry() -> None:
+    line = _line("yaml")
+    (line / "line.yaml").write_text("optim:\n  learning_rate: 0.1\n")
+    one_line_error(cli("piece", str(line), "--quiet", "iterations=4", "--run-dir", str(fresh("r-yaml"))),
+                   "line.yaml: unknown config key 'optim.learning_rate'")
+    (line / "line.yaml").write_text("optim: [\n")
+    one_line_error(cli("piece", str(line), "--quiet", "iterations=4", "--run-dir", str(fresh("r-yaml2"))), "line.yaml")
+    if (line / "line.yaml").read_text() != "optim: [\n":
+        raise Failed("the damaged line.yaml was replaced")
+    data = (line / "carry.pt").read_bytes()
+    (line / "carry.pt").write_bytes(data[: len(data) // 2])
+    one_line_error(cli("piece", str(line), "--quiet"), "carry.pt is damaged or cut short", within=5.0)
+
+
 # ======================================================================== driver
 class Skipped(Exception):
     """A case that cannot run here (the message says why)."""

@@ -10,8 +10,8 @@ import pytest
 from conhex_zero.cli.main import build_parser, main
 from conhex_zero.cli.numbers import Real, Whole, Wholes, is_bounded
 
-OTHERS = {"piece"}
-"""Commands whose options are swept elsewhere (``piece`` is being rewritten on its own branch)."""
+OTHERS: set[str] = set()
+"""Commands whose options are swept elsewhere (none)."""
 
 
 def _parsers(parser: argparse.ArgumentParser, prog: str = "conhex-zero"):

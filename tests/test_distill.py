@@ -61,8 +61,8 @@ def test_a_student_learns_the_teachers_outputs(tmp_path):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--positions", "1e30"], "--positions expects a whole number from 1 to 5e+07"),
-    (["--temperature", "nan"], "--temperature expects a number from 0 to 100"),
+    (["--positions", "1e30"], "--positions must be a whole number from 1 to 50000000, not '1e30'"),
+    (["--temperature", "nan"], "--temperature must be a number from 0 to 100, not nan"),
     (["--out", "x.txt"], "the file name must end in .pt"),
     (["--resume"], "does not exist yet"),
 ])

@@ -112,3 +112,17 @@ def test_a_cut_checkpoint_and_an_unwritable_default_folder_are_refused_before_to
     assert code == 2 and err[-1] == "torch imported: False", err
     assert err[0] == ("conhex-zero arena: error: --records runs/arena: runs is not a directory (the default records "
                       "folder: give --records FILE)")
+
+
+def test_a_cut_or_damaged_carried_state_is_refused_before_torch(tmp_path):
+    line = tmp_path / "line"
+    (line / "checkpoints").mkdir(parents=True)
+    (line / "checkpoints" / "iter_0020.pt").write_bytes(b"")
+    whole = (ROOT / "checkpoints" / "lines" / "conhex-gpu" / "carry.pt").read_bytes()
+    for damage, words in ((whole[: len(whole) // 2], "is damaged or cut short"),
+                          (whole[:1000] + bytes([whole[1000] ^ 1]) + whole[1001:], "its checksum does not match")):
+        (line / "carry.pt").write_bytes(damage)
+        for args in (["piece", str(line)], ["rate", str(line)]):
+            code, err = run_fresh(args, tmp_path)
+            assert code == 2 and err[-1] == "torch imported: False", err
+            assert len(err) == 2 and words in err[0] and "restore the line's carry.pt" in err[0], err

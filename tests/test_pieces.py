@@ -184,7 +184,7 @@ def test_a_piece_stopped_by_a_signal_keeps_its_last_save(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["piece", "{tmp}/none"], "holds no line (it does not exist): start one with --config FILE"),
     (["piece", "{tmp}/none", "--config", "{tmp}/missing.yaml"], "config file {tmp}/missing.yaml does not exist"),
-    (["piece", "{tmp}/none", "--minutes", "-1", "--config", str(TINY)], "--minutes must be 0"),
+    (["piece", "{tmp}/none", "--minutes", "-1", "--config", str(TINY)], "--minutes must be a number from 0"),
     (["piece", "{tmp}/none", "--list"], "holds no line (no line.yaml, carry.pt or pieces.jsonl)"),
 ])
 def test_piece_errors_are_one_line(tmp_path, capsys, args, message):

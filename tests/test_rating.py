@@ -132,9 +132,9 @@ def test_the_check_of_a_network_that_cannot_play_fails(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["rate", "{tmp}/none"], "is not a line directory (it does not exist)"),
     (["rate", "{tmp}"], "holds no checkpoints to rate"),
-    (["rate", "{line}", "--games", "3"], "--games must be even"),
-    (["rate", "{line}", "--games", "1e30"], "--games expects a whole number from 0 to 100000"),
-    (["rate", "{line}", "--sims", "0"], "--sims must be at least 1"),
+    (["rate", "{line}", "--games", "3"], "--games must be an even number from 0 to 100000"),
+    (["rate", "{line}", "--games", "1e30"], "--games must be an even number from 0 to 100000, not '1e30'"),
+    (["rate", "{line}", "--sims", "0"], "--sims must be from 1 to 100000, not 0"),
     (["rate", "{line}", "--references", "nope.pt"], "--references: no checkpoint file at nope.pt"),
 ])
 def test_rate_errors_are_one_line(checked_line, tmp_path, capsys, args, message):

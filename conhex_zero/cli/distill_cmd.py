@@ -4,11 +4,11 @@ teacher network's outputs (``train/distill.py``), e.g. the GPU line's network in
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, HelpFormatter, check_output_file, preflight_checkpoint
+from conhex_zero.cli.common import CliError, HelpFormatter, add_threads_argument, check_output_file, preflight_checkpoint
+from conhex_zero.cli.numbers import TEMPERATURE, Real, Whole
 
 EPILOG = """\
 The teacher plays --games games at once, every move drawn from its raw policy (--temperature; a
@@ -35,32 +35,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", default="l4h64", help="the student's size (default l4h64)")
     p.add_argument("--init", metavar="CKPT", help="start the student from this checkpoint (of --model's size)")
     p.add_argument("--out", required=True, metavar="FILE", help="the student's checkpoint (.pt)")
-    p.add_argument("--positions", default="200000", metavar="N", help="positions the teacher plays (default 200000)")
+    p.add_argument("--positions", type=Whole(1, 50_000_000), default=200_000, metavar="N",
+                   help="positions the teacher plays (default 200000)")
     p.add_argument("--data", metavar="FILE", help="keep the positions here; read them if the file exists")
-    p.add_argument("--games", default="256", metavar="G", help="games the teacher plays at once (default 256)")
-    p.add_argument("--temperature", default="1.0", metavar="T", help="of the teacher's moves (default 1)")
-    p.add_argument("--random-moves", default="0.1", metavar="P", help="share of uniformly random moves (default 0.1)")
-    p.add_argument("--epochs", default="3", metavar="E", help="passes over the positions (default 3)")
-    p.add_argument("--batch", default="256", metavar="B", help="training batch (default 256)")
-    p.add_argument("--lr", default="1e-3", metavar="LR", help="peak learning rate (default 1e-3)")
-    p.add_argument("--seed", default="0", metavar="S", help="seed of the games and of training (default 0)")
-    p.add_argument("--save-minutes", default="10", metavar="M", help="save the student this often (default 10)")
+    p.add_argument("--games", type=Whole(1, 65_536), default=256, metavar="G", help="games the teacher plays at once (default 256)")
+    p.add_argument("--temperature", type=TEMPERATURE, default=1.0, metavar="T", help="of the teacher's moves (default 1)")
+    p.add_argument("--random-moves", type=Real(0.0, 1.0), default=0.1, metavar="P", help="share of uniformly random moves (default 0.1)")
+    p.add_argument("--epochs", type=Real(0.0, 1000.0, above=True), default=3.0, metavar="E", help="passes over the positions (default 3)")
+    p.add_argument("--batch", type=Whole(1, 65_536), default=256, metavar="B", help="training batch (default 256)")
+    p.add_argument("--lr", type=Real(0.0, 1.0, above=True), default=1e-3, metavar="LR", help="peak learning rate (default 1e-3)")
+    p.add_argument("--seed", type=Whole(0, 2**31 - 1), default=0, metavar="S", help="seed of the games and of training (default 0)")
+    p.add_argument("--save-minutes", type=Real(0.0, 10_000.0, above=True), default=10.0, metavar="M",
+                   help="save the student this often (default 10)")
     p.add_argument("--resume", action="store_true", help="continue the student saved at --out")
-    p.add_argument("--threads", type=int, metavar="N", help="torch CPU threads (default 1; 0: one per core)")
+    add_threads_argument(p)
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(run=run)
-
-
-def _number(flag: str, text: str, low: float, high: float, whole: bool = False) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or not low <= value <= high or (whole and value != int(value)):
-        kind = "a whole number" if whole else "a number"
-        raise CliError(f"{flag} expects {kind} from {low:g} to {high:g}, got {text[:40]!r}")
-    return int(value) if whole else value
 
 
 def _check_arguments(args: argparse.Namespace) -> None:
@@ -68,15 +59,6 @@ def _check_arguments(args: argparse.Namespace) -> None:
     preflight_checkpoint(args.teacher, "TEACHER")
     if args.init:
         preflight_checkpoint(args.init, "--init")
-    args.positions = _number("--positions", args.positions, 1, 50_000_000, whole=True)
-    args.games = _number("--games", args.games, 1, 65_536, whole=True)
-    args.temperature = _number("--temperature", args.temperature, 0, 100)
-    args.random_moves = _number("--random-moves", args.random_moves, 0, 1)
-    args.epochs = _number("--epochs", args.epochs, 0.001, 1000)
-    args.batch = _number("--batch", args.batch, 1, 65_536, whole=True)
-    args.lr = _number("--lr", args.lr, 1e-8, 1)
-    args.seed = _number("--seed", args.seed, 0, 2**31 - 1, whole=True)
-    args.save_minutes = _number("--save-minutes", args.save_minutes, 0.1, 10_000)
     if not args.out.endswith(".pt"):
         raise CliError(f"--out {args.out!r}: the file name must end in .pt")
     check_output_file("--out", args.out)

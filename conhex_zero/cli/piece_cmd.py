@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from conhex_zero.cli.common import CliError, check_output_dir, resolve_device
+from conhex_zero.cli.numbers import THREADS, Real, Whole
 
 EPILOG = """\
 A line (train/line.py) is a long training run kept in a small directory, for machines that are
@@ -42,11 +43,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("line", metavar="LINE", help="the line directory (made by the first piece, with --config)")
     p.add_argument("--config", metavar="FILE", help="start a new line with this config (only for its first piece)")
-    p.add_argument("--minutes", type=float, default=9.0, metavar="M",
+    p.add_argument("--minutes", type=Real(0.0, 1e6), default=9.0, metavar="M",
                    help="wall-clock minutes for the whole command, counted from --command-start (default: "
                    "this process's start), the last check or evaluation and writing included (default 9; "
                    "0: no limit, until the line's iterations or Ctrl-C)")
-    p.add_argument("--command-start", type=float, metavar="UNIX_TIME",
+    p.add_argument("--command-start", type=Real(0.0, 1e11), metavar="UNIX_TIME",
                    help="when the command began (e.g. $(date +%%s.%%N) before installing the project on a lent "
                    "machine): --minutes and the record's start-up count from it")
     p.add_argument("--out", metavar="DIR", help="write the updated line here instead of into LINE (e.g. $OUT on a "
@@ -54,9 +55,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "over LINE")
     p.add_argument("--run-dir", metavar="DIR", help="the scratch run directory (default runs/pieces/LINE-piece-NNN-TIME)")
     p.add_argument("--device", help="cpu or cuda (overrides the line's device)")
-    p.add_argument("--stop-after", type=int, metavar="N", help="end the piece after at most N iterations")
+    p.add_argument("--stop-after", type=Whole(1, 10**9), metavar="N", help="end the piece after at most N iterations")
     p.add_argument("--commit", metavar="SHA", help="the commit to record when the code is not a git checkout")
-    p.add_argument("--threads", type=int, metavar="N", help="torch CPU threads (the override threads=N)")
+    p.add_argument("--threads", type=THREADS, metavar="N", help="torch CPU threads (the override threads=N)")
     p.add_argument("--no-compile-cache", action="store_true",
                    help="neither load nor save LINE/compile-cache.bin (the compiled self-play kernels)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -84,6 +85,13 @@ def _check_arguments(args: argparse.Namespace) -> None:
     if not args.config and not (line / "carry.pt").is_file() and not (line / "line.yaml").is_file():
         hint = "" if line.exists() else " (it does not exist)"
         raise CliError(f"{args.line} holds no line{hint}: start one with --config FILE")
+    if (line / "carry.pt").is_file():
+        from conhex_zero.train.line import LineError, check_carry_file
+
+        try:
+            check_carry_file(line / "carry.pt")
+        except LineError as err:
+            raise CliError(str(err)) from None
     if args.out:
         check_output_dir("--out", args.out)
     check_output_dir("LINE", line)

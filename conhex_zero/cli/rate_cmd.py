@@ -8,11 +8,11 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, HelpFormatter, print_json, resolve_device
+from conhex_zero.cli.common import CliError, HelpFormatter, add_threads_argument, print_json, resolve_device
+from conhex_zero.cli.numbers import MAX_GAMES, SIMS, Whole
 
 EPILOG = """\
 A line trained on lent GPUs (eval.mode: check) only checks its checkpoints in seconds there; this
@@ -32,22 +32,6 @@ examples:
 """
 
 
-COUNTS = ("games", "previous_games", "neighbours", "sims")
-
-
-def _count(option: str, text: str | None) -> int | None:
-    """A whole number from 0 to 100000 (``CliError`` naming the option otherwise)."""
-    if text is None:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value != int(value) or not 0 <= value <= 100_000:
-        raise CliError(f"{option} expects a whole number from 0 to 100000, got {text[:40]!r}")
-    return int(value)
-
-
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("rate", help="rate a training line's checkpoints (its ladder), on any machine",
                        description="Play the rating games of a training line's checkpoints (fixed references, "
@@ -55,18 +39,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        "line's piece records and metrics.",
                        epilog=EPILOG, formatter_class=HelpFormatter)
     p.add_argument("line", metavar="LINE", help="the line directory (e.g. checkpoints/lines/conhex-gpu)")
-    p.add_argument("--games", metavar="N", help="games against each fixed reference (default: the "
+    p.add_argument("--games", type=Whole(0, MAX_GAMES, even=True), metavar="N", help="games against each fixed reference (default: the "
                    "line's eval.games)")
-    p.add_argument("--previous-games", metavar="N", help="games against the predecessor and each "
+    p.add_argument("--previous-games", type=Whole(0, MAX_GAMES, even=True), metavar="N", help="games against the predecessor and each "
                    "neighbour (default: the line's eval.previous_games)")
-    p.add_argument("--neighbours", metavar="K", help="nearest-rated checkpoints to play besides "
+    p.add_argument("--neighbours", type=Whole(0, 1000), metavar="K", help="nearest-rated checkpoints to play besides "
                    "(default: the line's eval.neighbours)")
-    p.add_argument("--sims", metavar="N", help="simulations a move of every network player (default: "
+    p.add_argument("--sims", type=SIMS, metavar="N", help="simulations a move of every network player (default: "
                    "the line's eval.sims)")
     p.add_argument("--references", nargs="+", metavar="REF", help="fixed references instead of the line's "
                    "eval.references (random, mcts-rollout:K, checkpoint files)")
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
-    p.add_argument("--threads", type=int, metavar="N", help="torch CPU threads (default 1; 0: one per core)")
+    add_threads_argument(p)
     p.add_argument("--list", action="store_true", help="print what each checkpoint still has to play, and stop")
     p.add_argument("--json", action="store_true", help="print the matches played and the ratings as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -75,8 +59,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def _check_arguments(args: argparse.Namespace) -> None:
     """What can be checked before torch is imported."""
-    for name in COUNTS:
-        setattr(args, name, _count("--" + name.replace("_", "-"), getattr(args, name)))
     line = Path(args.line)
     if not line.is_dir():
         raise CliError(f"{args.line} is not a line directory" + ("" if line.exists() else " (it does not exist)"))
@@ -84,14 +66,13 @@ def _check_arguments(args: argparse.Namespace) -> None:
         raise CliError(f"{args.line} holds no checkpoints to rate (no {args.line}/checkpoints/iter_*.pt)")
     if not (line / "carry.pt").is_file() and not (line / "line.yaml").is_file():
         raise CliError(f"{args.line} holds no line (no carry.pt, no line.yaml)")
-    if args.sims is not None and args.sims < 1:
-        raise CliError("--sims must be at least 1")
-    for name in ("games", "previous_games"):
-        value = getattr(args, name)
-        if value is not None and value % 2:
-            raise CliError(f"--{name.replace('_', '-')} must be even (games come in colour-exchanged pairs)")
-    if args.threads is not None and args.threads < 0:
-        raise CliError("--threads must be 0 (one per core) or more")
+    if (line / "carry.pt").is_file():
+        from conhex_zero.train.line import LineError, check_carry_file
+
+        try:
+            check_carry_file(line / "carry.pt")
+        except LineError as err:
+            raise CliError(str(err)) from None
     from conhex_zero.train.run_lock import RunInUseError, RunLock
 
     try:

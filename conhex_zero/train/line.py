@@ -56,6 +56,20 @@ class LineError(ValueError):
     """A line directory that cannot be used as asked; the message says why and what to do."""
 
 
+def check_carry_file(path: Path) -> None:
+    """``LineError`` when a line's carry.pt is cut short or damaged, found without torch (its seal:
+    every carried state is sealed when written, ``file_seal``)."""
+    try:
+        sealed = file_seal.verify(path)
+    except file_seal.SealError as err:
+        raise LineError(f"{err}: restore the line's carry.pt (e.g. git checkout -- {path})") from None
+    except OSError as err:
+        raise LineError(f"{path} cannot be read ({err.strerror})") from None
+    if not sealed:
+        raise LineError(f"{path} is damaged or cut short (it has no checksum, which every carried state is "
+                        f"written with): restore the line's carry.pt (e.g. git checkout -- {path})")
+
+
 def new_line_id() -> str:
     return uuid.uuid4().hex[:16]
 
