@@ -360,3 +360,15 @@ def test_a_piece_records_its_start_up_from_the_command_start(tmp_path):
     split = result.record["seconds"]
     assert 30 <= split["startup"] < 60 and split["total"] >= split["startup"] + split["selfplay"]
     assert result.record["minutes"] == pytest.approx(split["total"] / 60, abs=0.02)
+
+
+def test_the_command_starts_the_clock_where_its_process_began():
+    """The command line's default --command-start is its process's start (Linux /proc): a few
+    seconds before now, never after."""
+    from conhex_zero.train.piece_clock import process_start_time
+
+    started = process_start_time()
+    assert started is not None and started <= time.time()
+    code = "from conhex_zero.train.piece_clock import process_start_time as p; import time; print(time.time() - p())"
+    age = float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout)
+    assert 0 <= age < 30

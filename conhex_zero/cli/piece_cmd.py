@@ -113,6 +113,13 @@ def _check_arguments(args: argparse.Namespace) -> None:
         raise CliError("--threads must be 0 (one per core) or more")
 
 
+def _command_start(args: argparse.Namespace) -> float | None:
+    """--command-start, else this process's start: the command's minutes count from there."""
+    from conhex_zero.train.piece_clock import process_start_time
+
+    return args.command_start if args.command_start is not None else process_start_time()
+
+
 def list_pieces(line: str) -> int:
     from conhex_zero.train.line import Line
 
@@ -153,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = run_piece(args.line, config_file=args.config, overrides=overrides, minutes=args.minutes,
                            out=args.out, run_dir=args.run_dir, commit=args.commit, progress=not args.quiet,
-                           stop_after=args.stop_after, command_start=args.command_start,
+                           stop_after=args.stop_after, command_start=_command_start(args),
                            compile_cache=not args.no_compile_cache)
     except (ConfigError, LineError, TrainStateError, TrainingDiverged, RunInUseError) as err:
         raise CliError(str(err)) from None

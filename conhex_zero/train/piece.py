@@ -175,7 +175,7 @@ def run_piece(line_path: str | Path, **options: Any) -> PieceResult:
     """Train one piece of the line at ``line_path`` and write the line (to ``out``, default the line
     itself). Options (``PieceOptions``): ``config_file`` starts a new line; ``overrides``
     (key=value); at most ``minutes`` of wall time counted from ``command_start`` (a UNIX time; default
-    this process's start) and at most ``stop_after`` iterations; ``run_dir`` (the scratch run);
+    now: the command line passes its process's start) and at most ``stop_after`` iterations; ``run_dir`` (the scratch run);
     ``commit`` (recorded when there is no git); ``compile_cache`` (load and save
     ``LINE/compile-cache.bin``)."""
     from conhex_zero.train.run_lock import RunLock

@@ -37,10 +37,11 @@ def process_start_time() -> float | None:
 
 
 def startup_seconds(command_start: float | None, now: float | None = None) -> float:
-    """Seconds between the command's start (given, else this process's) and ``now`` (UNIX time)."""
+    """Seconds between the command's start (a UNIX time; None: now) and ``now``. The command line
+    passes ``--command-start``, else this process's start (``process_start_time``); a caller inside
+    a longer-lived process (a test, a notebook) passes nothing: its piece starts its clock now."""
     now = time.time() if now is None else now
-    start = command_start if command_start is not None else process_start_time()
-    return max(0.0, now - start) if start is not None else 0.0
+    return max(0.0, now - command_start) if command_start is not None else 0.0
 
 
 class Deadline:
