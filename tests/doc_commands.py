@@ -63,6 +63,8 @@ CLI_SHRINK: dict[str, dict[str, tuple[object, bool]]] = {
     "bench net": {"--seconds": (SMALL_SECONDS, True), "--batch": (16, True)},
     "bench search": {"--seconds": (SMALL_SECONDS, True), "--batch": (8, True), "--sims": (SMALL_SIMS, True)},
     "bench selfplay": {"--seconds": (SMALL_SECONDS, True)},
+    "rate": {"--games": (2, True), "--previous-games": (2, True), "--sims": (SMALL_SIMS, True)},
+    "distill": {"--positions": (64, True), "--games": (16, True), "--epochs": (1, True), "--batch": (16, True)},
 }
 SEARCHING = ("play", "gtp", "serve")
 """Commands whose checkpoint player searches --sims N a move unless --seconds S is given."""

@@ -19,9 +19,9 @@ reads them instead of playing again). The student, new or --init, then learns th
 --save-minutes and at the end; --resume continues a student from its --out file's training state.
 
 examples:
-  conhex-zero distill checkpoints/lines/conhex-gpu/checkpoints/iter_0020.pt --model l4h64 \\
-      --positions 200000 --data runs/distill/set.pt --out runs/distill/l4h64.pt
-  conhex-zero distill TEACHER.pt --model l3h48 --data runs/distill/set.pt --epochs 4 --out l3h48.pt
+  conhex-zero distill checkpoints/conhex-l4h64-v2.pt --model l3h48 --data runs/distill/v2.pt --out runs/distill/a.pt
+  conhex-zero distill checkpoints/conhex-l4h64-v2.pt --model l3h48 --data runs/distill/v2.pt --out runs/distill/b.pt
+      (the same positions, read from --data: no teacher games the second time)
 """
 
 

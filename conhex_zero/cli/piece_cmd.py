@@ -29,8 +29,8 @@ examples:
   conhex-zero piece runs/my-line --config configs/tiny.yaml --minutes 1   (a new line)
   conhex-zero piece runs/my-line --minutes 1 iterations=6   (its next piece: three more iterations)
   conhex-zero piece runs/my-line --list
-  conhex-zero piece checkpoints/lines/conhex-gpu --minutes 9.5 --out runs/out/line \\
-      --command-start 1764300000.5 --commit 79285e4   (a lent GPU; see docs/gpu.md)
+  conhex-zero piece checkpoints/lines/conhex-gpu --minutes 9.5 --out runs/out/line --commit 79285e4
+      (a lent GPU: docs/gpu.md adds --command-start $(date +%s.%N), taken before installing)
   conhex-zero piece checkpoints/lines/conhex-cpu --minutes 0 --device cpu   (until Ctrl-C)
 """
 

@@ -25,10 +25,13 @@ it ends; then the ratings are fitted and written into LINE/pieces.jsonl (elo, el
 rated) and LINE/metrics.jsonl (eval/...), so `piece LINE --list`, `ladder LINE` and `curve LINE`
 show them. Run it again after copying a piece from a lent machine into the line.
 
+It takes minutes to an hour on a CPU: run it in the background (e.g. with setsid nohup ... &) and
+keep working.
+
 examples:
+  conhex-zero rate checkpoints/lines/conhex-gpu --list
   conhex-zero rate checkpoints/lines/conhex-gpu
-  conhex-zero rate checkpoints/lines/conhex-gpu --games 100 --previous-games 100
-  setsid nohup conhex-zero rate checkpoints/lines/conhex-gpu --quiet > runs/rate.log 2>&1 &
+  conhex-zero rate checkpoints/lines/conhex-gpu --games 100 --previous-games 100 --quiet
 """
 
 
