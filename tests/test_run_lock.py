@@ -37,7 +37,10 @@ def snapshot(run: Path) -> dict[str, bytes]:
 
 
 def same_run(a: Path, b: Path) -> None:
-    """Two run directories hold the same training: weights, metrics (but times), ladder, files."""
+    """Two run directories hold the same training: weights, metrics (but times), ladder, files.
+
+    Wall-clock figures differ between runs, and a process's first iteration records its compilation
+    (``time/compile_s``), so a resumed run has one more of those: every ``time/`` key is left out."""
     x, y = load_checkpoint(a / "latest.pt").model.state_dict(), load_checkpoint(b / "latest.pt").model.state_dict()
     assert all(torch.equal(x[k], y[k]) for k in x)
     strip = ("time", "time/minutes", "selfplay/positions_per_s", "selfplay/recorded_per_s", "selfplay/sims_per_s",
@@ -45,7 +48,8 @@ def same_run(a: Path, b: Path) -> None:
 
     def metrics(run: Path) -> list[dict]:
         rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
-        return [{k: v for k, v in r.items() if k not in strip and not k.endswith("_per_s")} for r in rows]
+        return [{k: v for k, v in r.items() if k not in strip and not k.endswith("_per_s")
+                 and not k.startswith("time/")} for r in rows]
 
     assert metrics(a) == metrics(b)
     assert Ladder.open(a).results == Ladder.open(b).results
