@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from conhex_zero import disk, file_seal
 from conhex_zero.cli.main import main
+from conhex_zero.files import disk, file_seal
 from conhex_zero.nn.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from conhex_zero.nn.encode import NUM_FEATURES
 from conhex_zero.nn.model import GraphNet, ModelConfig

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conhex_zero.cli.main import main
-from conhex_zero.jsonl import read_jsonl
+from conhex_zero.files.jsonl import read_jsonl
 from conhex_zero.ladder.store import Ladder
 from conhex_zero.train.config import load_config
 from conhex_zero.train.line import Line

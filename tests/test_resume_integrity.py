@@ -15,9 +15,9 @@ import pytest
 import torch
 import yaml
 
-from conhex_zero import file_seal
 from conhex_zero.cli.common import CliError, check_arena_arguments, check_output_dir, check_output_file
 from conhex_zero.cli.main import main
+from conhex_zero.files import file_seal
 from conhex_zero.train import loop
 from conhex_zero.train.config import ConfigError, load_config
 from conhex_zero.train.distributed import Context
@@ -354,7 +354,7 @@ def test_starting_again_after_an_attempt_that_saved_no_state_equals_an_uninterru
     train(config, tmp_path / "whole", progress=False, log=quiet)
 
     def full(self, state):  # the disk filled up as the first state was written
-        from conhex_zero.disk import no_space
+        from conhex_zero.files.disk import no_space
 
         raise no_space(self.state_file)
 

@@ -280,7 +280,7 @@ def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:
     """``["optim.lr=3e-4", "game=hex-5"]`` as a nested dict (values parsed as YAML scalars)."""
-    from conhex_zero.untrusted import UntrustedTextError, load_yaml
+    from conhex_zero.files.untrusted import UntrustedTextError, load_yaml
 
     out: dict[str, Any] = {}
     for item in items:
@@ -304,7 +304,7 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 
 def read_yaml_mapping(path: Path) -> dict[str, Any]:
     """A YAML file that must hold a mapping of keys (an empty file is an empty mapping)."""
-    from conhex_zero.untrusted import UntrustedTextError, load_yaml
+    from conhex_zero.files.untrusted import UntrustedTextError, load_yaml
 
     try:
         loaded = load_yaml(path.read_bytes().decode("utf-8"))

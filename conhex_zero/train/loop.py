@@ -28,13 +28,14 @@ from typing import Callable
 import torch
 
 from conhex_zero.agents.evaluators import NetworkEvaluator
+from conhex_zero.console.progress import progress_bar
+from conhex_zero.console.words import plural
 from conhex_zero.env.allocator import keep_freed_memory
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.ladder.store import trim as trim_ladder
 from conhex_zero.nn.checkpoint import FORMAT, SCHEMA_VERSION, CheckpointError, load_checkpoint
 from conhex_zero.nn.encode import NUM_FEATURES
 from conhex_zero.nn.model import GraphNet, ModelConfig
-from conhex_zero.progress import progress_bar
 from conhex_zero.train import distributed
 from conhex_zero.train.config import ReplayConfig, TrainConfig
 from conhex_zero.train.distributed import Context
@@ -46,7 +47,6 @@ from conhex_zero.train.run_dir import RunDir, TrainStateError
 from conhex_zero.train.run_lock import RunInUseError, RunLock
 from conhex_zero.train.selfplay import SelfPlay
 from conhex_zero.train.state_check import check_config, check_local, check_shared
-from conhex_zero.words import plural
 
 
 @dataclass

@@ -77,7 +77,7 @@ def _line_yaml(text: str | None, config: TrainConfig, number: int, overrides: li
     """``text`` itself when it still resolves to ``config``; else ``config`` written out under the old
     text's leading comments."""
     if text is not None:
-        from conhex_zero.untrusted import UntrustedTextError, load_yaml
+        from conhex_zero.files.untrusted import UntrustedTextError, load_yaml
 
         try:
             data = load_yaml(text) or {}
