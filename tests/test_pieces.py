@@ -16,7 +16,8 @@ import torch
 from conhex_zero.cli.main import main
 from conhex_zero.files.jsonl import read_jsonl
 from conhex_zero.nn.checkpoint import load_checkpoint
-from conhex_zero.train.config import ConfigError, load_config
+from conhex_zero.train.config import ConfigError
+from conhex_zero.train.config_load import load_config
 from conhex_zero.train.line import Line
 from conhex_zero.train.piece import Deadline, run_piece
 

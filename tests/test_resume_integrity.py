@@ -19,7 +19,8 @@ from conhex_zero.cli.common import CliError, check_arena_arguments, check_output
 from conhex_zero.cli.main import main
 from conhex_zero.files import file_seal
 from conhex_zero.train import loop
-from conhex_zero.train.config import ConfigError, load_config
+from conhex_zero.train.config import ConfigError
+from conhex_zero.train.config_load import load_config
 from conhex_zero.train.distributed import Context
 from conhex_zero.train.loop import train
 from conhex_zero.train.run_dir import RunDir, TrainStateError

@@ -17,7 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from conhex_zero.train.config import ConfigError, TrainConfig, _build, _merge, load_config
+from conhex_zero.train.config import ConfigError, TrainConfig
+from conhex_zero.train.config_load import _build, _merge, load_config
 from conhex_zero.train.line import Line, LineError
 
 
