@@ -286,7 +286,8 @@ class _Piece:
         return self._finish(stopped, interrupted)
 
     def _train(self):
-        from conhex_zero.train.loop import Hooks, train
+        from conhex_zero.train.loop import train
+        from conhex_zero.train.trainer import Hooks
 
         hooks = Hooks(stop_now=self.deadline.stop_now, after_save=self._after_save, phases=self.phases,
                       resume_hint=f"conhex-zero piece {self.target.path}")
