@@ -35,8 +35,7 @@ from conhex_zero.train.distributed import Context
 from conhex_zero.train.interrupt import TrainingInterrupted
 from conhex_zero.train.run_dir import RunDir
 from conhex_zero.train.save import save
-from conhex_zero.train.start import resume as resume_run
-from conhex_zero.train.start import start_new, take_run
+from conhex_zero.train.start import resume_from_state, start_fresh, take_run
 from conhex_zero.train.trainer import Hooks, Learned, Plan, Trainer, Where
 
 
@@ -88,9 +87,9 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
     run.create()
     trainer = Trainer.build(ctx, config, run, hooks, where, log, progress)
     if resume:
-        resume_run(trainer)
+        resume_from_state(trainer)
     else:
-        start_new(trainer)
+        start_fresh(trainer)
     if ctx.is_main:
         run.write_config(config.dump())
     trainer.start_clock()
@@ -108,7 +107,8 @@ def _train(ctx: Context, config: TrainConfig, run_dir: str | Path, resume: bool,
         if plan.evaluate or plan.save_due:
             save(trainer, iteration, plan.evaluate, metrics)  # checkpoint and evaluation when due; the state
         where.completed = iteration
-        log(_summary(iteration, config.iterations, metrics, metrics.get("time/minutes", plan.minutes)))
+        minutes = metrics.get("time/minutes", plan.minutes)  # as rank 0 logged it (after an evaluation: anew)
+        log(_summary(iteration, config.iterations, metrics, minutes))
         if _stops_here(plan, iteration, config, stop_after, hooks, run, log):
             break
     ctx.barrier("the end of the run")  # no rank leaves before rank 0's last training state is on disk

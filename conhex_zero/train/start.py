@@ -53,7 +53,7 @@ def take_run(run: RunDir, ctx: Context, log) -> RunLock | None:
 
 
 # ------------------------------------------------------------------ a new run
-def start_new(t: Trainer) -> None:
+def start_fresh(t: Trainer) -> None:
     """A new run: what an earlier attempt in its directory left is dropped; the warm start's weights."""
     if t.ctx.is_main:  # a new run where an earlier attempt saved no state: its lines would repeat
         _forget_unsaved_attempt(t.run, t.log)
@@ -91,7 +91,7 @@ def _initial_weights(config: TrainConfig, log) -> GraphNet:
 
 
 # ------------------------------------------------------------------ a resumed run
-def resume(t: Trainer) -> None:
+def resume_from_state(t: Trainer) -> None:
     """The run's saved state, checked, restored into ``t``; rank 0 trims the metric and ladder lines
     of iterations after it (a resume repeats them)."""
     saved = _load_checked(t)
