@@ -19,7 +19,7 @@ Reported:
 When the command prints JSON with a ``steps`` count (``bench selfplay --json`` does), the figures are
 also given per step. ``--json FILE`` writes everything as JSON (``-``: standard output, after the
 command's own output). On the CPU the engine and the search read a flag on the host to skip work
-(``conhex_zero/host_reads.py``); ``CONHEX_ZERO_HOST_READS=0`` in the environment, or
+(``conhex_zero/device/host_reads.py``); ``CONHEX_ZERO_HOST_READS=0`` in the environment, or
 ``--no-host-reads``, makes them take the GPU's path, so the counts are what a GPU would pay. The
 exit code is the command's.
 """
@@ -163,10 +163,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     env_before = os.environ.get("CONHEX_ZERO_HOST_READS")
     if args.no_host_reads:
-        os.environ["CONHEX_ZERO_HOST_READS"] = "0"  # before conhex_zero.host_reads is imported
+        os.environ["CONHEX_ZERO_HOST_READS"] = "0"  # before conhex_zero.device.host_reads is imported
     import torch
 
-    from conhex_zero import host_reads
+    from conhex_zero.device import host_reads
 
     before = host_reads.HOST_READ_DEVICES
     if args.no_host_reads:

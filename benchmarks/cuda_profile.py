@@ -24,7 +24,7 @@ from conhex_zero.agents.evaluators import NetworkEvaluator
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.nn.encode import NUM_FEATURES
 from conhex_zero.nn.model import GraphNet, ModelConfig
-from conhex_zero.train.config import load_config
+from conhex_zero.train.config_load import load_config
 from conhex_zero.train.replay import ReplayBuffer
 from conhex_zero.train.selfplay import SelfPlay, SelfPlayStats
 

@@ -466,7 +466,7 @@ def disk_full() -> None:
 # ==================================================================== 7. damaged states
 def _damaged_state(name: str, change: Callable[[dict], None], words: str) -> Callable[[], None]:
     def run_case() -> None:
-        from conhex_zero import file_seal
+        from conhex_zero.files import file_seal
 
         run = copy_of_saved("damaged")
         state = run / "state" / "train_state.pt"

@@ -41,7 +41,7 @@ def test_self_play_on_the_gpu_path_is_sync_free(capsys) -> None:
     """bench selfplay prints its steps: the counts come per step too; with --no-host-reads (the GPU's
     path) a self-play step reads nothing on the host, and the switch is undone afterwards."""
     count_ops = load_count_ops()
-    from conhex_zero import host_reads
+    from conhex_zero.device import host_reads
 
     before = host_reads.HOST_READ_DEVICES
     code = count_ops.main(["--json", "-", "--no-host-reads", "bench", "selfplay", "--config",

@@ -66,7 +66,7 @@ def _tiny_selfplay(cuda_graphs: bool = False, compile: bool = False, precision: 
     from conhex_zero.agents.evaluators import NetworkEvaluator
     from conhex_zero.nn.encode import NUM_FEATURES
     from conhex_zero.nn.model import GraphNet, ModelConfig
-    from conhex_zero.train.config import load_config
+    from conhex_zero.train.config_load import load_config
     from conhex_zero.train.replay import ReplayBuffer
     from conhex_zero.train.selfplay import SelfPlay
 

@@ -17,7 +17,8 @@ from conhex_zero.agents.evaluators import NetworkEvaluator
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.nn.checkpoint import load_checkpoint
 from conhex_zero.train import distributed
-from conhex_zero.train.config import ConfigError, load_config
+from conhex_zero.train.config import ConfigError
+from conhex_zero.train.config_load import load_config
 from conhex_zero.train.loop import train
 from conhex_zero.train.selfplay import SelfPlayStats
 

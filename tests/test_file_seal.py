@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from conhex_zero import disk, file_seal
 from conhex_zero.cli.main import main
+from conhex_zero.files import disk, file_seal
 from conhex_zero.nn.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from conhex_zero.nn.encode import NUM_FEATURES
 from conhex_zero.nn.model import GraphNet, ModelConfig
-from conhex_zero.train.config import load_config
+from conhex_zero.train.config_load import load_config
 from conhex_zero.train.loop import train
 from conhex_zero.train.run_dir import RunDir, TrainStateError, read_state
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conhex_zero.cli.main import main
-from conhex_zero.jsonl import JsonlError, append_jsonl, read_jsonl
+from conhex_zero.files.jsonl import JsonlError, append_jsonl, read_jsonl
 from conhex_zero.ladder.store import Ladder
 from conhex_zero.train.run_dir import RunDir
 

@@ -30,7 +30,7 @@ from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.nn.checkpoint import load_checkpoint
 from conhex_zero.search import rng
-from conhex_zero.train.config import load_config
+from conhex_zero.train.config_load import load_config
 from conhex_zero.train.loop import train
 from hex_solver import HexSolver
 

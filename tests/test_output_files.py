@@ -2,7 +2,7 @@
 
 import threading
 
-from conhex_zero.disk import new_file, write_text_atomic
+from conhex_zero.files.disk import new_file, write_text_atomic
 
 
 def test_an_atomic_write_replaces_the_file_whole_and_leaves_no_temporary(tmp_path):

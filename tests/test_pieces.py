@@ -14,9 +14,10 @@ import pytest
 import torch
 
 from conhex_zero.cli.main import main
-from conhex_zero.jsonl import read_jsonl
+from conhex_zero.files.jsonl import read_jsonl
 from conhex_zero.nn.checkpoint import load_checkpoint
-from conhex_zero.train.config import ConfigError, load_config
+from conhex_zero.train.config import ConfigError
+from conhex_zero.train.config_load import load_config
 from conhex_zero.train.line import Line
 from conhex_zero.train.piece import Deadline, run_piece
 
@@ -232,7 +233,7 @@ def test_a_piece_paused_by_stop_after_says_how_to_continue_the_line(tmp_path):
 
 # ---------------------------------------------------------------- a line knows itself (issue 43)
 def _reseal(path: Path, change) -> None:
-    from conhex_zero import file_seal
+    from conhex_zero.files import file_seal
 
     data = file_seal.load(path)
     change(data)
@@ -288,7 +289,7 @@ def test_a_line_from_before_ids_adopts_one_and_numbers_on(tmp_path):
     records = Line(line).pieces()
     for r in records:
         r.pop("line_id")
-    from conhex_zero.jsonl import rewrite_jsonl
+    from conhex_zero.files.jsonl import rewrite_jsonl
 
     rewrite_jsonl(line / "pieces.jsonl", records)
     said: list[str] = []

@@ -4,8 +4,8 @@ import io
 
 from tqdm import tqdm
 
-from conhex_zero import progress
-from conhex_zero.progress import LogLines, progress_bar
+from conhex_zero.console import progress
+from conhex_zero.console.progress import LogLines, progress_bar
 
 
 class _Terminal(io.StringIO):

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from conhex_zero.cli.main import main
-from conhex_zero.jsonl import read_jsonl
+from conhex_zero.files.jsonl import read_jsonl
 from conhex_zero.ladder.store import Ladder
-from conhex_zero.train.config import load_config
+from conhex_zero.train.config_load import load_config
 from conhex_zero.train.line import Line
 from conhex_zero.train.piece import run_piece
 from conhex_zero.train.piece_clock import PHASES

@@ -15,11 +15,12 @@ import pytest
 import torch
 import yaml
 
-from conhex_zero import file_seal
 from conhex_zero.cli.common import CliError, check_arena_arguments, check_output_dir, check_output_file
 from conhex_zero.cli.main import main
-from conhex_zero.train import loop
-from conhex_zero.train.config import ConfigError, load_config
+from conhex_zero.files import file_seal
+from conhex_zero.train import start
+from conhex_zero.train.config import ConfigError
+from conhex_zero.train.config_load import load_config
 from conhex_zero.train.distributed import Context
 from conhex_zero.train.loop import train
 from conhex_zero.train.run_dir import RunDir, TrainStateError
@@ -344,7 +345,7 @@ def test_every_rank_of_a_refused_job_stops_with_rank_0s_message(tmp_path, monkey
     rank1 = Context(rank=1, world_size=2)
     monkeypatch.setattr(Context, "broadcast_object", lambda self, obj, src=0, what="": ("RunInUseError", message))
     with pytest.raises(RunInUseError, match="pid 1 on host h"):
-        loop._take_run(RunDir(tmp_path / "run"), rank1, quiet)
+        start.take_run(RunDir(tmp_path / "run"), rank1, quiet)
     assert not (tmp_path / "run").exists()  # rank 1 touched nothing
 
 
@@ -354,7 +355,7 @@ def test_starting_again_after_an_attempt_that_saved_no_state_equals_an_uninterru
     train(config, tmp_path / "whole", progress=False, log=quiet)
 
     def full(self, state):  # the disk filled up as the first state was written
-        from conhex_zero.disk import no_space
+        from conhex_zero.files.disk import no_space
 
         raise no_space(self.state_file)
 

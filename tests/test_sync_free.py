@@ -22,7 +22,7 @@ from conhex_zero.nn.encode import NUM_FEATURES
 from conhex_zero.nn.model import GraphNet, ModelConfig
 from conhex_zero.search import rng
 from conhex_zero.search.mcts import SearchConfig, _Search
-from conhex_zero.train.config import load_config
+from conhex_zero.train.config_load import load_config
 from conhex_zero.train.replay import ReplayBuffer
 from conhex_zero.train.selfplay import SelfPlay, SelfPlayStats
 

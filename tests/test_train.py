@@ -13,7 +13,8 @@ from conhex_zero.agents.evaluators import UniformEvaluator
 from conhex_zero.cli.main import main
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.nn.checkpoint import load_checkpoint
-from conhex_zero.train.config import ConfigError, TrainConfig, load_config
+from conhex_zero.train.config import ConfigError, TrainConfig
+from conhex_zero.train.config_load import load_config
 from conhex_zero.train.loop import train
 from conhex_zero.train.replay import ReplayBuffer
 from conhex_zero.train.selfplay import SelfPlay
@@ -422,13 +423,13 @@ def test_train_counts_iterations_in_words(tmp_path, capsys):
 
 
 def test_the_schema_check_reads_the_config_dataclasses(tmp_path):
-    """config_schema.check_schema (what train and bench selfplay check before torch) knows exactly the
+    """config_load.check_schema (what train and bench selfplay check before torch) knows exactly the
     dataclasses' keys and types: every field with its own default passes, a misspelt key or a value
     of the wrong type is refused in one line, from a file as from an override."""
     import dataclasses
 
     from conhex_zero.train.config import ConfigError, TrainConfig
-    from conhex_zero.train.config_schema import check_schema
+    from conhex_zero.train.config_load import check_schema
 
     def overrides(cls, prefix=""):
         for f in dataclasses.fields(cls):

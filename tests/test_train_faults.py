@@ -13,7 +13,8 @@ import torch
 from conhex_zero.cli.main import main
 from conhex_zero.ladder.store import Ladder
 from conhex_zero.nn.checkpoint import load_checkpoint
-from conhex_zero.train.config import ConfigError, load_config
+from conhex_zero.train.config import ConfigError
+from conhex_zero.train.config_load import load_config
 from conhex_zero.train.loop import train
 from conhex_zero.train.run_dir import RunDir
 

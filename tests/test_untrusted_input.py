@@ -15,13 +15,14 @@ import pytest
 from conhex_zero.agents.players import PlayerSpecError, make_player
 from conhex_zero.cli.main import main
 from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.files.jsonl import JsonlError, read_jsonl
+from conhex_zero.files.untrusted import MAX_DEPTH, UntrustedTextError, load_yaml, loads_json, nesting_depth
 from conhex_zero.games.game import GameSpecError, parse_game
-from conhex_zero.jsonl import JsonlError, read_jsonl
 from conhex_zero.ladder.store import Ladder
 from conhex_zero.records import RecordError, parse_records
 from conhex_zero.records.sgf import MAX_CHARS, SgfSyntaxError, parse_sgf
-from conhex_zero.train.config import ConfigError, load_config, read_yaml_mapping
-from conhex_zero.untrusted import MAX_DEPTH, UntrustedTextError, load_yaml, loads_json, nesting_depth
+from conhex_zero.train.config import ConfigError
+from conhex_zero.train.config_load import load_config, read_yaml_mapping
 
 DEEP_JSON = "[" * 1000 + "]" * 1000
 RECORD = {"game": "hex-3", "moves": ["a1"], "first": "a", "second": "b", "winner": None, "result": "unfinished"}

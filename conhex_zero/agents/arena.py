@@ -38,9 +38,9 @@ from conhex_zero.agents.match_openings import OpeningPlan, plan_openings
 from conhex_zero.agents.match_result import GameRecord, MatchResult  # noqa: F401  (re-exported)
 from conhex_zero.agents.players import Player
 from conhex_zero.agents.scoring import pieces_placed
+from conhex_zero.console.progress import progress_bar
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.ladder.ratings import wilson
-from conhex_zero.progress import progress_bar
 from conhex_zero.search import rng
 
 EXPECTED_LENGTH = 0.6

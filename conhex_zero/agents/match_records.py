@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from conhex_zero.agents.match_result import GameRecord
-from conhex_zero.jsonl import append_jsonl, iter_jsonl
+from conhex_zero.files.jsonl import append_jsonl, iter_jsonl
 
 SETTINGS_ORDER = ("players", "checkpoints", "game", "seed", "games", "sims", "opening_plies", "fixed_openings", "until_decided",
                   "round")
@@ -110,7 +110,7 @@ def read_match_records(path: str | Path, settings: dict[str, Any], warn: Callabl
         return []
     if not path.is_file():
         raise MatchRecordsError(f"--records {path} is not a file")
-    from conhex_zero.jsonl import JsonlError
+    from conhex_zero.files.jsonl import JsonlError
 
     games: dict[int, GameRecord] = {}
     read: list[tuple[str, GameRecord]] = []

@@ -215,7 +215,7 @@ class MatchResult:
                            [self._first_is_player1(self.records[g]) for g in games])
 
     def write_records(self, path: str | Path) -> Path:
-        from conhex_zero.disk import write_text_atomic
+        from conhex_zero.files.disk import write_text_atomic
 
         return write_text_atomic(path, "".join(json.dumps(r.to_json()) + "\n" for r in self.records))
 

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conhex_zero.disk import new_file, write_text_atomic
+from conhex_zero.files.disk import new_file, write_text_atomic
 
 RESULTS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
 """The tracked folder of published results."""

@@ -298,7 +298,7 @@ def add_to_ladder(args: argparse.Namespace, players: list, result, game: str, se
     import hashlib
     import json
 
-    from conhex_zero.jsonl import read_jsonl
+    from conhex_zero.files.jsonl import read_jsonl
     from conhex_zero.ladder.store import FILENAME, Ladder
 
     match_id = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]

@@ -151,7 +151,7 @@ def run_env(args: argparse.Namespace) -> int:
 
 def run_selfplay(args: argparse.Namespace) -> int:
     from conhex_zero.train.config import ConfigError
-    from conhex_zero.train.config_schema import check_schema
+    from conhex_zero.train.config_load import check_schema
 
     _check_threads(args)
     try:  # keys and value types before torch (a typo is answered at once)
@@ -159,7 +159,7 @@ def run_selfplay(args: argparse.Namespace) -> int:
     except ConfigError as err:
         raise CliError(str(err)) from None
     from conhex_zero.bench.selfplay_bench import bench_selfplay
-    from conhex_zero.train.config import load_config
+    from conhex_zero.train.config_load import load_config
 
     overrides = list(args.overrides)
     if args.device:

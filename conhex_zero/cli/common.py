@@ -16,8 +16,8 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from conhex_zero.terminal import is_terminal
-from conhex_zero.words import plural  # noqa: F401  (the commands' counted words)
+from conhex_zero.console.terminal import is_terminal
+from conhex_zero.console.words import plural  # noqa: F401  (the commands' counted words)
 
 if TYPE_CHECKING:  # torch is imported where it is used: --help and option errors stay fast
     import torch
@@ -136,7 +136,7 @@ def output_json(data: Any, target: str | None) -> None:
     if target == "-":
         print_json(data)
     elif target is not None:
-        from conhex_zero.disk import write_text_atomic
+        from conhex_zero.files.disk import write_text_atomic
 
         write_text_atomic(target, json.dumps(data, indent=2) + "\n")
         print(f"wrote {target}")

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from conhex_zero.cli.common import CliError, HelpFormatter, check_output_file, plural, print_json
-from conhex_zero.disk import writing
+from conhex_zero.files.disk import writing
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -64,10 +64,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 EXPECTED_ERRORS = (
-    ("conhex_zero.agents.player_specs", "PlayerSpecError"), ("conhex_zero.disk", "DiskFullError"),
-    ("conhex_zero.disk", "WriteError"), ("conhex_zero.env.notation", "IllegalMoveError"),
+    ("conhex_zero.agents.player_specs", "PlayerSpecError"), ("conhex_zero.files.disk", "DiskFullError"),
+    ("conhex_zero.files.disk", "WriteError"), ("conhex_zero.env.notation", "IllegalMoveError"),
     ("conhex_zero.games.game", "GameSpecError"), ("conhex_zero.games.game", "MoveError"),
-    ("conhex_zero.jsonl", "JsonlError"), ("conhex_zero.nn.checkpoint_files", "CheckpointError"),
+    ("conhex_zero.files.jsonl", "JsonlError"), ("conhex_zero.nn.checkpoint_files", "CheckpointError"),
     ("conhex_zero.records.model", "RecordError"), ("conhex_zero.train.config", "ConfigError"),
 )
 """The errors a user can cause, reported in one line, by module and name."""
@@ -108,7 +108,7 @@ def run_command(name: str, fn, args: argparse.Namespace) -> int:
             return 2
         if err.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
-        from conhex_zero.disk import no_space
+        from conhex_zero.files.disk import no_space
 
         print(f"conhex-zero {name}: error: {no_space(err.filename or '.')}", file=sys.stderr)
         return 2

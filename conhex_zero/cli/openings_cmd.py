@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     png = check_output(args.png, ".png", "--png")
     svg = check_output(args.svg, ".svg", "--svg")
     check_output(args.json, ".json", "--json")
-    from conhex_zero.progress import progress_bar
+    from conhex_zero.console.progress import progress_bar
 
     from conhex_zero.analysis.openings import analyse_moves
     from conhex_zero.analysis.pictures import draw_openings_map

@@ -86,7 +86,8 @@ def _check_arguments(args: argparse.Namespace) -> None:
 
 def _line_config(line):
     """The line's settings: line.yaml over the config stored in carry.pt (as a piece reads them)."""
-    from conhex_zero.train.config import ConfigError, TrainConfig, _build, load_config
+    from conhex_zero.train.config import ConfigError, TrainConfig
+    from conhex_zero.train.config_load import _build, load_config
     from conhex_zero.train.run_dir import TrainStateError
 
     try:
@@ -129,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_references(references: tuple[str, ...], game: str) -> None:
-    from conhex_zero.train.config import ConfigError, EvalConfig, TrainConfig, validate
+    from conhex_zero.train.config import ConfigError, EvalConfig, TrainConfig
+    from conhex_zero.train.config_check import validate
 
     try:
         validate(TrainConfig(game=game, eval=EvalConfig(references=references)))

@@ -140,9 +140,9 @@ def run(args: argparse.Namespace) -> int:
     from conhex_zero.analysis.game_stats import collect
     from conhex_zero.analysis.openings import analyse_moves
     from conhex_zero.analysis.report import write_report
+    from conhex_zero.console.progress import progress_bar
     from conhex_zero.env.vec_env import VecEnv
     from conhex_zero.nn.checkpoint import CheckpointError, load_checkpoint
-    from conhex_zero.progress import progress_bar
 
     device = resolve_device(args.device)
     if rollout:

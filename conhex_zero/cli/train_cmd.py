@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         if args.resume:
             raise CliError("--init starts a new run from a checkpoint's weights; --resume continues a run with its own")
         overrides.append(f"init={args.init}")
-    from conhex_zero.train.config_schema import check_schema
+    from conhex_zero.train.config_load import check_schema
 
     try:  # keys and value types against the config's own dataclasses: no torch needed
         check_schema(None if args.resume else args.config, overrides)
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     except (TrainStateError, RunInUseError) as err:
         raise CliError(str(err)) from None
     from conhex_zero.train import distributed
-    from conhex_zero.train.config import load_config
+    from conhex_zero.train.config_load import load_config
     from conhex_zero.train.interrupt import TrainingInterrupted, handle_sigint
     from conhex_zero.train.loop import TrainingDiverged, train
     from conhex_zero.train.resume_config import resume_base

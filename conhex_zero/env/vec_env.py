@@ -4,7 +4,7 @@
 mutated (except by ``reset_done(..., in_place=True)``, on request). ``step`` is a fixed sequence of
 tensor ops over the whole batch (no Python loop over games, holes or cells; no host
 synchronisation except to validate actions with ``check=True`` and, on the CPU where it is free,
-to find the games that swap: see ``conhex_zero.host_reads``):
+to find the games that swap: see ``conhex_zero.device.host_reads``):
 
 1. the piece goes on its hole;
 2. the mover's counts of the (at most K) cells around that hole go up by one;
@@ -37,12 +37,12 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from conhex_zero.device.host_reads import host_reads_free, may_be_true
 from conhex_zero.env.ops import both, or_bytes, padded_width, select
 from conhex_zero.env.state import FIELDS, State
 from conhex_zero.env.symmetry import SymmetryTables
 from conhex_zero.games.board import PLAYER_SIDES
 from conhex_zero.games.game import Game, parse_game
-from conhex_zero.host_reads import host_reads_free, may_be_true
 
 
 class IllegalActionError(ValueError):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conhex_zero.jsonl import JsonlError, append_jsonl, iter_jsonl, read_jsonl, rewrite_jsonl
+from conhex_zero.files.jsonl import JsonlError, append_jsonl, iter_jsonl, read_jsonl, rewrite_jsonl
 from conhex_zero.ladder.ratings import Ratings, Result, fit
 
 FILENAME = "ladder.jsonl"

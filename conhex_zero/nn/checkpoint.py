@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from conhex_zero import file_seal
+from conhex_zero.files import file_seal
 from conhex_zero.nn.checkpoint_files import CheckpointError, check_checkpoint_file
 from conhex_zero.nn.encode import NUM_FEATURES
 from conhex_zero.nn.model import GraphNet, ModelConfig

@@ -70,7 +70,7 @@ def check_checkpoint_archive(path: str | Path) -> None:
     has lost the archive's directory at its end); ``CheckpointError`` (one line) otherwise."""
     import zipfile
 
-    from conhex_zero import file_seal
+    from conhex_zero.files import file_seal
 
     try:
         file_seal.verify(path)

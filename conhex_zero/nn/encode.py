@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from conhex_zero import host_reads
+from conhex_zero.device import host_reads
 from conhex_zero.env.state import State
 from conhex_zero.env.tactics import Tactics
 from conhex_zero.env.vec_env import VecEnv

@@ -56,13 +56,13 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 
 from conhex_zero.env.notation import IllegalMoveError
+from conhex_zero.files.untrusted import loads_json
 from conhex_zero.games.board import PLAYER_SIDES, SIDE_NAMES
 from conhex_zero.games.game import Game, parse_game
 from conhex_zero.games.render import PLAYER_GOALS, PLAYER_NAMES
 from conhex_zero.play import DEFAULT_PORT
 from conhex_zero.play.checkpoints import GameWarnings
 from conhex_zero.play.session import PlayError, PlaySession
-from conhex_zero.untrusted import loads_json
 
 MAX_BODY = 64 * 1024
 MAX_ECHO = 40  # characters of user input repeated in an error message

@@ -40,10 +40,10 @@ from conhex_zero import __version__
 from conhex_zero.env.notation import IllegalMoveError, play_moves
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.files.untrusted import loads_json
 from conhex_zero.games.game import SWAP_NAME, Game, GameSpecError, parse_game
 from conhex_zero.records.model import GameRecordData, RecordError, clip
 from conhex_zero.records.sgf import SgfGame, SgfNode, SgfSyntaxError, format_props, parse_sgf
-from conhex_zero.untrusted import loads_json
 
 SWAP_TOKENS = ("swap", "swap-pieces", "swap-sides")
 _CARRIED = ("EV", "GN", "DT", "PC", "SO", "GC")  # game information copied into written SGF

@@ -48,8 +48,8 @@ from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import IllegalActionError, VecEnv
 from conhex_zero.games.game import Game, MoveError, parse_game
 from conhex_zero.games.render import PLAYER_NAMES
-from conhex_zero.progress import progress_bar
-from conhex_zero.words import plural
+from conhex_zero.console.progress import progress_bar
+from conhex_zero.console.words import plural
 
 
 NOISE_MULTIPLE = 2.0

@@ -29,7 +29,7 @@ capture):
 1. *descend*: ``min(sim + 1, max_depth)`` steps, each two gathers: the node's cached next edge
    (``Tree.next_edge``) and the child behind it; searches that reached an unexpanded edge or a
    terminal node stop moving (masked); on the CPU, where a host read is free, only as many steps
-   as the deepest tree needs (see ``conhex_zero.host_reads``);
+   as the deepest tree needs (see ``conhex_zero.device.host_reads``);
 2. *expand*: one ``recurrent_fn`` call for the whole batch at each search's leaf edge (searches
    whose path ended on an existing node write to the scratch node);
 3. *back up*: the leaf's value (its proven result where it has one), signed along the path by a
@@ -50,7 +50,7 @@ from typing import Any, Callable
 import torch
 from torch import Tensor
 
-from conhex_zero.host_reads import host_reads_free
+from conhex_zero.device.host_reads import host_reads_free
 from conhex_zero.search import rng
 from conhex_zero.search import select as rules
 from conhex_zero.search.halving import considered_table

@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Callable
 
-from conhex_zero.disk import write_bytes_atomic
+from conhex_zero.files.disk import write_bytes_atomic
 
 FILENAME = "compile-cache.bin"
 FORMAT = "conhex-zero compile cache"

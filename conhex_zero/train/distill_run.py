@@ -10,11 +10,11 @@ from pathlib import Path
 
 import torch
 
+from conhex_zero.console.progress import progress_bar
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.nn.checkpoint import load_checkpoint, save_checkpoint
 from conhex_zero.nn.encode import NUM_FEATURES
 from conhex_zero.nn.model import GraphNet, ModelConfig
-from conhex_zero.progress import progress_bar
 from conhex_zero.train.config import OptimConfig
 from conhex_zero.train.distill import DistillSet, generate, planned_steps
 from conhex_zero.train.learner import Learner

@@ -42,9 +42,9 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
-from conhex_zero import file_seal
-from conhex_zero.disk import write_text_atomic, writing
-from conhex_zero.jsonl import read_jsonl, rewrite_jsonl
+from conhex_zero.files import file_seal
+from conhex_zero.files.disk import write_text_atomic, writing
+from conhex_zero.files.jsonl import read_jsonl, rewrite_jsonl
 from conhex_zero.train.run_dir import RunDir, TrainStateError, read_state
 
 CARRIED_KEYS = ("format", "schema", "config", "model", "learner", "iteration", "games", "elapsed",

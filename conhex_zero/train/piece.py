@@ -41,8 +41,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from conhex_zero.disk import write_text_atomic
-from conhex_zero.jsonl import rewrite_jsonl
+from conhex_zero.files.disk import write_text_atomic
+from conhex_zero.files.jsonl import rewrite_jsonl
 from conhex_zero.train import compile_cache
 from conhex_zero.train.line import Line, LineError, check_out_folder, identity_of, reconcile_pieces
 from conhex_zero.train.piece_clock import Deadline, startup_seconds, time_split, training_share
@@ -286,7 +286,8 @@ class _Piece:
         return self._finish(stopped, interrupted)
 
     def _train(self):
-        from conhex_zero.train.loop import Hooks, train
+        from conhex_zero.train.loop import train
+        from conhex_zero.train.trainer import Hooks
 
         hooks = Hooks(stop_now=self.deadline.stop_now, after_save=self._after_save, phases=self.phases,
                       resume_hint=f"conhex-zero piece {self.target.path}")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 PHASES = ("compile", "selfplay", "learning", "evaluation", "writing")
-"""The training loop's phases, in the order the record lists them (``loop.Hooks.phases``)."""
+"""The training loop's phases, in the order the record lists them (``trainer.Hooks.phases``)."""
 
 
 def process_start_time() -> float | None:

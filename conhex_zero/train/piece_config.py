@@ -17,7 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from conhex_zero.train.config import ConfigError, TrainConfig, _build, _merge, load_config
+from conhex_zero.train.config import ConfigError, TrainConfig
+from conhex_zero.train.config_load import _build, _merge, load_config
 from conhex_zero.train.line import Line, LineError
 
 
@@ -77,7 +78,7 @@ def _line_yaml(text: str | None, config: TrainConfig, number: int, overrides: li
     """``text`` itself when it still resolves to ``config``; else ``config`` written out under the old
     text's leading comments."""
     if text is not None:
-        from conhex_zero.untrusted import UntrustedTextError, load_yaml
+        from conhex_zero.files.untrusted import UntrustedTextError, load_yaml
 
         try:
             data = load_yaml(text) or {}

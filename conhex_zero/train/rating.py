@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from conhex_zero.jsonl import read_jsonl, rewrite_jsonl
+from conhex_zero.files.jsonl import read_jsonl, rewrite_jsonl
 from conhex_zero.ladder.ratings import Ratings, wilson
 from conhex_zero.ladder.store import Ladder, nearest
 from conhex_zero.train.config import TrainConfig

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from conhex_zero.train.config import ConfigError, TrainConfig, _build, _merge, read_yaml_mapping
+from conhex_zero.train.config import ConfigError, TrainConfig
+from conhex_zero.train.config_load import _build, _merge, read_yaml_mapping
 from conhex_zero.train.run_dir import RunDir
 from conhex_zero.train.state_check import check_config
 

@@ -29,9 +29,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from conhex_zero import file_seal
-from conhex_zero.disk import writing
-from conhex_zero.jsonl import JsonlError, append_jsonl, iter_jsonl, rewrite_jsonl
+from conhex_zero.files import file_seal
+from conhex_zero.files.disk import writing
+from conhex_zero.files.jsonl import JsonlError, append_jsonl, iter_jsonl, rewrite_jsonl
 
 if TYPE_CHECKING:  # torch is imported where a model is saved: RunDir's checks stay fast
     from conhex_zero.nn.model import GraphNet

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from conhex_zero import host_reads
 from conhex_zero.agents.evaluators import Evaluator
 from conhex_zero.agents.game_search import GameSearch
+from conhex_zero.device import host_reads
 from conhex_zero.env.state import FIELDS, State
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.search import rng

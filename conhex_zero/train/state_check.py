@@ -164,7 +164,8 @@ def check_positions(state: dict, where: str, holes: int, cells: int) -> None:
 
 def check_config(saved: dict, path: Path) -> None:
     """The stored config is a valid config (of any game and size: ``check_resumable`` compares)."""
-    from conhex_zero.train.config import ConfigError, TrainConfig, _build
+    from conhex_zero.train.config import ConfigError, TrainConfig
+    from conhex_zero.train.config_load import _build
 
     if not isinstance(saved.get("config"), dict):
         raise TrainStateError(f"{path} is damaged: its 'config' is {_show(saved.get('config'))}, not a table")

@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from conhex_zero.disk import writing
-from conhex_zero.untrusted import loads_json
+from conhex_zero.files.disk import writing
+from conhex_zero.files.untrusted import loads_json
 
 
 class JsonlError(ValueError):

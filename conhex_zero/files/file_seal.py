@@ -98,7 +98,7 @@ def save(data: dict[str, Any], path: str | Path) -> Path:
     a crash or a full disk (``disk.DiskFullError``) leaves ``path`` as it was and no ``.tmp`` behind."""
     import torch
 
-    from conhex_zero.disk import writing
+    from conhex_zero.files.disk import writing
 
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")

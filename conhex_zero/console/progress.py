@@ -16,7 +16,7 @@ from typing import Any, Iterable, TextIO
 
 from tqdm import tqdm
 
-from conhex_zero.terminal import is_terminal
+from conhex_zero.console.terminal import is_terminal
 
 LINE_INTERVAL = 30.0
 """Seconds between two lines of a bar in a log."""
