@@ -43,7 +43,7 @@ def same_run(a: Path, b: Path) -> None:
     (``time/compile_s``), so a resumed run has one more of those: every ``time/`` key is left out."""
     x, y = load_checkpoint(a / "latest.pt").model.state_dict(), load_checkpoint(b / "latest.pt").model.state_dict()
     assert all(torch.equal(x[k], y[k]) for k in x)
-    strip = ("time", "time/minutes", "selfplay/positions_per_s", "selfplay/recorded_per_s", "selfplay/sims_per_s",
+    strip = ("time", "selfplay/positions_per_s", "selfplay/recorded_per_s", "selfplay/sims_per_s",
              "train/samples_per_s", "selfplay/seconds", "train/seconds")
 
     def metrics(run: Path) -> list[dict]:
