@@ -112,6 +112,23 @@ def test_the_deadline_keeps_room_for_the_next_iteration_and_the_evaluation():
     assert not unlimited.stop_now(1)
 
 
+def test_a_scheduled_evaluation_is_the_last_when_another_would_not_fit_after_it():
+    # The CPU line's piece 4 (eval.every 25, evaluations of about 7 minutes) evaluated at iteration
+    # 325 with 9 minutes left, went on to 326 and evaluated it again, minutes past its end.
+    def at_iteration_25(eval_every: int) -> tuple[bool, bool]:
+        now = [0.0]
+        d = Deadline(1800, eval_seconds=420, clock=lambda: now[0], margin=20, eval_every=eval_every)
+        now[0] = 1240.0
+        d.saved(evaluated=False)  # iteration 23's save
+        now[0] = 1260.0
+        before = d.stop_now(24)  # 540 s left >= 20 + 420 + 20: one more iteration and the last evaluation fit
+        now[0] = 1280.0
+        return before, d.stop_now(25)  # 520 s left: 25's own evaluation, then 26 and its evaluation, do not
+    assert at_iteration_25(eval_every=25) == (False, True)
+    assert at_iteration_25(eval_every=0) == (False, False)  # blind to 25's evaluation: it would overrun
+    assert at_iteration_25(eval_every=10) == (False, False)  # 25 is not evaluated anyway
+
+
 def test_out_holds_a_few_small_files_that_continue_the_line(tmp_path):
     line = tmp_path / "line"
     run_piece(line, config_file=str(TINY), minutes=5, run_dir=tmp_path / "r1", **QUIET)

@@ -260,7 +260,8 @@ class _Piece:
                     and (r.get("check") is not None) == check]
         eval_seconds = measured[-1] if measured else (CHECK_SECONDS if check else EVAL_SECONDS)
         clock = self.opts.clock
-        return Deadline(self.opts.minutes * 60, eval_seconds, clock, MARGIN_SECONDS, elapsed_before=self.startup)
+        return Deadline(self.opts.minutes * 60, eval_seconds, clock, MARGIN_SECONDS, elapsed_before=self.startup,
+                        eval_every=self.config.eval.every)
 
     # ------------------------------------------------------------------ train
     def run(self) -> PieceResult:

@@ -49,16 +49,20 @@ class Deadline:
 
     ``seconds`` is the whole command's allowance, of which ``elapsed_before`` had gone before the
     clock was made (start-up); ``eval_seconds`` is the time kept for the last evaluation (or check),
-    replaced by each one measured."""
+    replaced by each one measured. ``eval_every`` (0: none) names the iterations the loop evaluates
+    anyway: such an iteration is the last unless another iteration and its evaluation still fit after
+    its own evaluation (else a piece whose evaluations take minutes would evaluate at iteration 25,
+    find too little left and evaluate again at 26, past its minutes)."""
 
     def __init__(self, seconds: float, eval_seconds: float, clock: Callable[[], float] = time.monotonic,
-                 margin: float = 20.0, elapsed_before: float = 0.0):
+                 margin: float = 20.0, elapsed_before: float = 0.0, eval_every: int = 0):
         self.clock = clock
         self.start = clock() - elapsed_before
         self.end = self.start + seconds if seconds > 0 else float("inf")
         self.eval_seconds = eval_seconds
         self.iteration_seconds: float | None = None
         self.margin = margin
+        self.eval_every = eval_every
         self._mark = clock()  # the end of the last iteration, or of the save after it
         self.hit = False
 
@@ -66,7 +70,10 @@ class Deadline:
         now = self.clock()
         self.iteration_seconds = now - self._mark
         self._mark = now
-        self.hit = self.end - now < self.iteration_seconds + self.eval_seconds + self.margin
+        needed = self.iteration_seconds + self.eval_seconds + self.margin  # the next iteration and the last evaluation
+        if self.eval_every > 0 and iteration % self.eval_every == 0:
+            needed += self.eval_seconds  # this iteration's own evaluation comes first
+        self.hit = self.end - now < needed
         return self.hit
 
     def saved(self, evaluated: bool) -> None:
