@@ -130,9 +130,19 @@ from conhex_zero.train.selfplay import SelfPlay
 real, calls = SelfPlay.run, []
 
 
+def iteration_one_logged() -> bool:
+    metrics = os.path.join(sys.argv[3], "metrics.jsonl")
+    return os.path.exists(metrics) and '"iteration": 1' in open(metrics).read()
+
+
 def run(self, *args, **kwargs):  # rank 1 fails in its second self-play phase
     calls.append(1)
     if len(calls) == 2 and os.environ["RANK"] == "1":
+        # Not before rank 0 has logged iteration 1: under load it may still be saving it, and the
+        # job's end (torchrun stops rank 0 at once) would then come before that line.
+        deadline = time.monotonic() + 60
+        while not iteration_one_logged() and time.monotonic() < deadline:
+            time.sleep(0.05)
         if sys.argv[1] == "die":
             os._exit(3)
         time.sleep(600)
@@ -153,6 +163,9 @@ def test_a_failed_rank_fails_the_job_quickly(tmp_path, failure):
     start = time.monotonic()
     out = torchrun(str(driver), failure, str(TINY), str(tmp_path / "run"), timeout=180)
     assert out.returncode != 0 and time.monotonic() - start < 120, out.stderr[-3000:]
-    assert "iter 1/3" in out.stdout and "iter 2/3" not in out.stdout
+    # The job failed in iteration 2, after rank 0 had logged iteration 1 (its line on standard output
+    # may not have come before the job's end: metrics.jsonl says it).
+    logged = [json.loads(x)["iteration"] for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert logged == [1] and "iter 2/3" not in out.stdout, out.stdout[-3000:]
     if failure == "hang":  # rank 0 gave up waiting for rank 1 after dist.wait_timeout_s
         assert "Timed out" in out.stderr or "timed out" in out.stderr.lower(), out.stderr[-3000:]
