@@ -269,3 +269,23 @@ def test_a_cut_or_damaged_checkpoint_is_told_without_torch(checkpoint, tmp_path)
         (tmp_path / name).write_bytes(content)
         with pytest.raises(CheckpointError, match=words):
             check_checkpoint_archive(tmp_path / name)
+
+
+def test_a_timed_player_gets_its_games_a_pair_at_a_time(checkpoint):
+    """A timed player searches one position after another: the arena gives it a colour-exchanged
+    pair at a time, so games end (and reach the records) pair after pair, not all at the end."""
+    path, _ = checkpoint
+    env = VecEnv("hex-5")
+    timed, other = make_player(f"{path}:seconds=0.01", env, 0), make_player("random", env, 1)
+    assert timed.max_parallel_games == 2 and make_player(str(path), env, 0).max_parallel_games is None
+    batches, ended = [], []
+    act = timed.act
+
+    def counting_act(state, keys=None, history=None):
+        batches.append(state.batch_size)
+        return act(state, keys, history)
+
+    timed.act = counting_act
+    r = play_match(env, timed, other, 6, seed=0, progress=False, on_game_end=lambda rec: ended.append(rec.index))
+    assert r.games == 6 and max(batches) <= 2
+    assert [sorted(ended[i:i + 2]) for i in (0, 2, 4)] == [[0, 1], [2, 3], [4, 5]]

@@ -8,7 +8,9 @@ the board's symmetries, and the openings grow longer when the board has too few 
 games differ even between deterministic players. Every step, each player is asked for the moves
 of the games where it is to move (one batched call each, with the games' move histories for
 players that need them, such as external engines). A player may forfeit a game by answering -1
-(with a reason in ``player.last_failures``): the other player wins it. Moves of our own players
+(with a reason in ``player.last_failures``): the other player wins it. A player that serves a
+limited number of games at once (``max_parallel_games``: an external engine's processes, a
+timed player's pair) gets them in chunks of that many. Moves of our own players
 are checked; an illegal one is a bug and raises.
 
 The evidence of a match is its distinct games (``distinct.GameCanon``): a copy of a game (the same
@@ -186,7 +188,8 @@ def play_match(env: VecEnv, player1: Player, player2: Player, games: int, seed: 
     finished = 0
     played = 0  # plies played by the players (all games)
     # Players that serve a limited number of games at once (external engines: one process per game
-    # for its whole length) get the games in chunks of that many; the others take all at once.
+    # for its whole length; timed players, which search one position after another: a pair) get the
+    # games in chunks of that many; the others take all at once.
     limits = [int(p.max_parallel_games) for p in players if getattr(p, "max_parallel_games", None)]
     chunk = G if not limits else max(1, min(limits) - min(limits) % 2 if min(limits) > 1 else 1)
     active = torch.arange(G, device=dev) < chunk  # [G] games started so far

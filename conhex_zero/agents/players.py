@@ -106,6 +106,14 @@ class SearchPlayer:
         self._trees: OrderedDict[tuple[int, ...], LeanTree] = OrderedDict()  # by the moves to its root
         self._kept_nodes = 0
 
+    @property
+    def max_parallel_games(self) -> int | None:
+        """A timed player searches one position after another, so a match gains nothing by giving
+        it all its games at once: it takes them a colour-exchanged pair at a time (the same searches,
+        the same time), and the games end, and reach the match's records, one pair after another
+        instead of all together at the end. ``None``: no limit (a batched search)."""
+        return 2 if self.seconds is not None else None
+
     def act(self, state: State, keys: Tensor | None = None, history: list[list[int]] | None = None) -> Tensor:
         keys = rng.fold(_keys(state, keys, self.seed), 0x53)
         B = state.batch_size
