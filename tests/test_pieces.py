@@ -52,6 +52,7 @@ def test_a_line_goes_on_piece_by_piece(tmp_path):
     assert carry["positions"] == 6 * 48 and carry["games"] == first.record["games"] + rec["games"]
     records = Line(line).pieces()
     assert [r["piece"] for r in records] == [1, 2] and records[0]["commit"] == "abc123"
+    assert records[0]["overrides"] == [] and records[1]["overrides"] == ["iterations=6"]  # how each piece ran
     assert records[1]["commit"] != "" and records[1]["torch"] == torch.__version__
     # the line keeps every evaluated checkpoint (tiny.yaml evaluates every iteration)
     assert [p.name for p in Line(line).checkpoint_files()] == [f"iter_{i:04d}.pt" for i in range(1, 7)]

@@ -15,8 +15,9 @@ run directory: its replay alone is hundreds of MB. A line keeps what the next pi
                                    (sealed, ``file_seal``)
     LINE/metrics.jsonl             every iteration of every piece
     LINE/ladder.jsonl              every rating game (the Elo ladder: ``conhex-zero ladder LINE``)
-    LINE/pieces.jsonl              one record per piece: device, torch, commit, minutes and where they
-                                   went, games, positions, self-play speed, Elo (``piece.py``)
+    LINE/pieces.jsonl              one record per piece: device, torch, commit, its key=value overrides,
+                                   minutes and where they went, games, positions, self-play speed, Elo
+                                   (``piece.py``)
     LINE/checkpoints/iter_NNNN.pt  every evaluated checkpoint (with --out, only the piece's newest goes
                                    there: few files for a lent machine to send back)
     LINE/logs/piece-NNN.log        each piece's log

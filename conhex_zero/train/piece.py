@@ -252,7 +252,8 @@ class _Piece:
         return {"piece": self.number, "line_id": self.identity["id"],
                 "started": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "device": self.device,
                 "device_type": device_type, "torch": torch.__version__, "commit": current_commit(self.opts.commit),
-                "minutes_allowed": self.opts.minutes}
+                "minutes_allowed": self.opts.minutes,
+                "overrides": list(self.opts.overrides or [])}  # key=value settings of this piece alone
 
     def _deadline(self) -> Deadline:
         check = self.config.eval.mode == "check"
