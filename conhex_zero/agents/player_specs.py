@@ -4,7 +4,8 @@ seconds of CPU, tens of seconds on a loaded machine). ``players.make_player`` bu
 the parsed spec.
 
 Names: ``random``; ``mcts-rollout:K``; ``policy:CKPT``; ``CKPT``, ``CKPT:sims=N``, ``CKPT:seconds=S``;
-``gtp:COMMAND``, ``gtp@NAME:COMMAND``.
+``gtp:COMMAND``, ``gtp@NAME:COMMAND``. A checkpoint player may end in ``:book=DIR``: it plays the
+opening book's move while the position is in the book (``book.lookup``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ class PlayerSpec:
     """A GTP engine's command line."""
     name: str | None = None
     """A GTP engine's name (``gtp@NAME``)."""
+    book: str | None = None
+    """A network player's opening book folder (``:book=DIR``)."""
 
 
 def _simulations(digits: str, spec: str) -> int:
@@ -102,6 +105,13 @@ def parse_player(spec: str, simulations: int | None = None) -> PlayerSpec:
         if not path_exists(path):
             raise PlayerSpecError(f"no checkpoint file at {_shown(path)[1:-1]}")
         return PlayerSpec("policy", text, path=path)
+    book = None
+    booked = re.fullmatch(r"(.+):book=([^:]+)", text, flags=re.DOTALL)
+    if booked:
+        text, book = booked.group(1), booked.group(2)
+        if not (Path(book) / "book.jsonl").is_file():
+            raise PlayerSpecError(f"{_shown(spec)}: no opening book at {book[:60]!r} (a folder made by conhex-zero book "
+                                  f"grow)")
     seconds = None
     timed = re.fullmatch(r"(.+):seconds=([^:]+)", text, flags=re.DOTALL)
     if timed:
@@ -123,7 +133,7 @@ def parse_player(spec: str, simulations: int | None = None) -> PlayerSpec:
         raise PlayerSpecError(f"unknown player {_shown(spec)}: expected random, mcts-rollout:K, policy:CKPT, "
                               f"gtp:COMMAND, or the path of a checkpoint (optionally CKPT:sims=N or CKPT:seconds=S)")
     return PlayerSpec("network", spec.strip(), simulations=sims, seconds=None if m else seconds, explicit_sims=bool(m),
-                      path=path)
+                      path=path, book=book)
 
 
 def check_players(specs: list[str], simulations: int | None = None) -> list[PlayerSpec]:

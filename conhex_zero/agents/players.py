@@ -300,4 +300,9 @@ def make_player(spec: str, env: VecEnv, seed: int = 0, simulations: int | None =
         seconds = None  # an explicit :sims=N wins over a command's --seconds
     elif parsed.seconds is not None:
         seconds = parsed.seconds
-    return network_player(env, path, sims, seed, seconds=seconds)
+    player = network_player(env, path, sims, seed, seconds=seconds)
+    if parsed.book is not None:
+        from conhex_zero.book.lookup import BookLookup, BookPlayer
+
+        return BookPlayer(player, BookLookup(parsed.book, env))
+    return player

@@ -355,6 +355,14 @@ def preflight_checkpoint(path: str | None, flag: str = "") -> None:
         raise CliError(f"{flag}: {err}" if flag else str(err)) from None
 
 
+def preflight_book(path: str | None) -> None:
+    """An opening book folder (None: none given) that holds a book file, or ``CliError``."""
+    if path is None:
+        return
+    if not (Path(path) / "book.jsonl").is_file():
+        raise CliError(f"--book {path}: no opening book there (a folder made by conhex-zero book grow)")
+
+
 def preflight_file(path: str | None, what: str) -> None:
     """An input file (None: none given) that exists and is a regular file, or ``CliError``."""
     if path is None:

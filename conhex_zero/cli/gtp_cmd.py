@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from conhex_zero.cli.common import (CliError, preflight_game, preflight_players, HelpFormatter, add_threads_argument,
+from conhex_zero.cli.common import (preflight_book, CliError, preflight_game, preflight_players, HelpFormatter, add_threads_argument,
                                     check_clock_options, game_for_players, resolve_device, warn)
-from conhex_zero.cli.play_cmd import PLAYER_HELP, PONDER_HELP
+from conhex_zero.cli.play_cmd import BOOK_HELP, PLAYER_HELP, PONDER_HELP
 from conhex_zero.cli.numbers import SECONDS, SEED, SIMS, TEMPERATURE, Real
 
 
@@ -50,6 +50,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--swap-name", choices=("swap", "swap-pieces"), default="swap",
                    help="how genmove names the swap (HexGui understands swap-pieces; default: swap)")
     p.add_argument("--ponder", action="store_true", help=PONDER_HELP)
+    p.add_argument("--book", metavar="DIR", help=BOOK_HELP)
     p.add_argument("--seed", type=SEED, default=0, help="seed (default: 0)")
     add_threads_argument(p)
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
@@ -60,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
     check_clock_options(args)  # before torch: a typo is answered at once (numbers: their argparse types)
     preflight_game(args.game)
     preflight_players([args.player], args.sims)
+    preflight_book(args.book)
     from conhex_zero.agents.players import PlayerSpecError
+    from conhex_zero.book.store import BookError
     from conhex_zero.nn.checkpoint import CheckpointError
     from conhex_zero.play.gtp_engine import GTPEngine, read_lines
     from conhex_zero.play.session import PlayError
@@ -70,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
         engine = GTPEngine(args.player, spec, simulations=args.sims, seed=args.seed,
                            temperature=args.temperature, resign_threshold=args.resign,
                            swap_name=args.swap_name, device=str(resolve_device(args.device)),
-                           warn=lambda message: warn("gtp", message), seconds=args.seconds, ponder=args.ponder)
-    except (PlayerSpecError, CheckpointError, PlayError) as err:
+                           warn=lambda message: warn("gtp", message), seconds=args.seconds, ponder=args.ponder, book=args.book)
+    except (PlayerSpecError, CheckpointError, PlayError, BookError) as err:
         raise CliError(str(err)) from None
     try:
         for line, too_long in read_lines(sys.stdin):

@@ -14,12 +14,12 @@ import sys
 from typing import Sequence
 
 from conhex_zero import __version__
-from conhex_zero.cli import (arena_cmd, average_cmd, bench_cmd, curve_cmd, distill_cmd, gtp_cmd, ladder_cmd, openings_cmd,
+from conhex_zero.cli import (arena_cmd, average_cmd, bench_cmd, book_cmd, curve_cmd, distill_cmd, gtp_cmd, ladder_cmd, openings_cmd,
                              piece_cmd, play_cmd, rate_cmd, replay_cmd, report_cmd, rules_cmd, serve_cmd, train_cmd)
 from conhex_zero.cli.common import CliError, HelpFormatter, Parser, UsageError, torch_threads
 
 COMMANDS = (train_cmd, piece_cmd, rate_cmd, distill_cmd, average_cmd, arena_cmd, ladder_cmd, curve_cmd, rules_cmd,
-            replay_cmd, openings_cmd, report_cmd, play_cmd, gtp_cmd, serve_cmd, bench_cmd)
+            replay_cmd, openings_cmd, book_cmd, report_cmd, play_cmd, gtp_cmd, serve_cmd, bench_cmd)
 
 DESCRIPTION = """\
 conhex-zero: AlphaZero-style self-play for the connection games ConHex and Hex.
@@ -67,7 +67,8 @@ EXPECTED_ERRORS = (
     ("conhex_zero.agents.player_specs", "PlayerSpecError"), ("conhex_zero.files.disk", "DiskFullError"),
     ("conhex_zero.files.disk", "WriteError"), ("conhex_zero.env.notation", "IllegalMoveError"),
     ("conhex_zero.games.game", "GameSpecError"), ("conhex_zero.games.game", "MoveError"),
-    ("conhex_zero.files.jsonl", "JsonlError"), ("conhex_zero.nn.checkpoint_files", "CheckpointError"),
+    ("conhex_zero.files.jsonl", "JsonlError"), ("conhex_zero.book.store", "BookError"),
+    ("conhex_zero.book.keys", "UnsupportedGame"), ("conhex_zero.nn.checkpoint_files", "CheckpointError"),
     ("conhex_zero.records.model", "RecordError"), ("conhex_zero.train.config", "ConfigError"),
 )
 """The errors a user can cause, reported in one line, by module and name."""

@@ -14,7 +14,8 @@ import threading
 import time
 from typing import Iterator, TextIO
 
-from conhex_zero.cli.common import (CliError, preflight_game, preflight_players, HelpFormatter, add_threads_argument,
+from conhex_zero.cli.common import (CliError, preflight_book, preflight_game, preflight_players, HelpFormatter,
+                                    add_threads_argument,
                                     check_clock_options, game_for_players, is_terminal, plural, resolve_device,
                                     use_color)
 from conhex_zero.cli.numbers import SECONDS, SEED, SIMS, TEMPERATURE, TOP
@@ -22,9 +23,11 @@ from conhex_zero.cli.numbers import SECONDS, SEED, SIMS, TEMPERATURE, TOP
 PONDER_HELP = ("think on the opponent's time: after each of its moves a checkpoint player searches on in the "
                "background (a second core) until the opponent moves, and its next search continues from the "
                "reply's subtree (at most 20,000 simulations; off by default: it takes a core)")
+BOOK_HELP = ("an opening book folder (conhex-zero book grow): while the position is in the book the AI plays the "
+             "book's best move and says so, and shows the book's values; out of the book it searches as usual")
 PLAYER_HELP = ("the AI: random, mcts-rollout:K (random-rollout MCTS, K simulations), policy:CKPT (a "
                "checkpoint's raw policy), CKPT or CKPT:sims=N (checkpoint + search), CKPT:seconds=S (S "
-               "seconds a move), or gtp:\"COMMAND\" (gtp@NAME:\"COMMAND\" names it)")
+               "seconds a move; CKPT:book=DIR adds an opening book), or gtp:\"COMMAND\" (gtp@NAME:\"COMMAND\" names it)")
 
 COMMANDS = ("help", "moves", "legal", "undo", "hint", "board", "resign", "quit", "exit")
 HELP = """\
@@ -71,6 +74,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "wins; a running pair score is kept until you quit")
     p.add_argument("--top", type=TOP, default=5, help="candidate moves shown (default: 5)")
     p.add_argument("--ponder", action="store_true", help=PONDER_HELP)
+    p.add_argument("--book", metavar="DIR", help=BOOK_HELP)
     p.add_argument("--seed", type=SEED, default=0, help="seed (default: 0)")
     p.add_argument("--no-color", action="store_true", help="no ANSI colours, even in a terminal")
     add_threads_argument(p)
@@ -79,6 +83,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _how(analysis) -> str:
+    if analysis.source == "book":
+        return "from the opening book: its minimax value, no search"
     if analysis.source != "search":
         return "network, no search"
     carried = f", {analysis.carried} carried over from its previous search" if analysis.carried else ""
@@ -88,6 +94,13 @@ def _how(analysis) -> str:
 def _candidate_table(analysis, top: int) -> list[str]:
     if not analysis.candidates or top <= 0:
         return []
+    if analysis.source == "book":
+        lines = ["    move    book positions below   win%"]
+        for c in analysis.candidates[:top]:
+            win = f"{c.proven:>5}" if c.proven else f"{c.win_percent:5.1f}"
+            below = str(c.nodes) if c.nodes else "- (one search)"
+            lines.append(f"    {c.move:<6} {below:>22}  {win}")
+        return lines
     lines = ["    move    visits   win%   prior  line"]
     for c in analysis.candidates[:top]:
         win = (f"{c.proven:>5}" if c.proven else "    -" if c.win_percent is None else f"{c.win_percent:5.1f}")
@@ -408,7 +421,9 @@ def run(args: argparse.Namespace) -> int:
     check_clock_options(args)  # before torch: a typo is answered at once (numbers: their argparse types)
     preflight_game(args.game)
     preflight_players([args.player], args.sims)
+    preflight_book(args.book)
     from conhex_zero.agents.players import PlayerSpecError
+    from conhex_zero.book.store import BookError
     from conhex_zero.nn.checkpoint import CheckpointError
     from conhex_zero.play.session import PlayError, PlaySession
 
@@ -416,8 +431,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         session = PlaySession(game_spec, args.player, seed=args.seed, simulations=args.sims,
                               temperature=args.temperature, device=resolve_device(args.device), seconds=args.seconds,
-                              ponder=args.ponder)
-    except (PlayerSpecError, CheckpointError, PlayError) as err:
+                              ponder=args.ponder, book=args.book)
+    except (PlayerSpecError, CheckpointError, PlayError, BookError) as err:
         raise CliError(str(err)) from None
     interactive = is_terminal(sys.stdin) and is_terminal(sys.stderr)  # both terminals: no script reads stderr
     game = TerminalGame(session, 0 if args.side == "first" else 1, sys.stdin, sys.stdout,

@@ -11,9 +11,9 @@ import signal
 import sys
 import threading
 
-from conhex_zero.cli.common import (CliError, preflight_game, preflight_players, HelpFormatter, add_threads_argument,
+from conhex_zero.cli.common import (preflight_book, CliError, preflight_game, preflight_players, HelpFormatter, add_threads_argument,
                                     check_clock_options, game_for_players, resolve_device, warn)
-from conhex_zero.cli.play_cmd import PLAYER_HELP, PONDER_HELP
+from conhex_zero.cli.play_cmd import BOOK_HELP, PLAYER_HELP, PONDER_HELP
 from conhex_zero.cli.numbers import SECONDS, SEED, SIMS, TEMPERATURE, TOP, Whole
 
 
@@ -60,6 +60,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "page keeps the running pair score (API: the state's 'scoring')")
     p.add_argument("--top", type=TOP, default=5, help="candidate moves shown (default: 5)")
     p.add_argument("--ponder", action="store_true", help=PONDER_HELP)
+    p.add_argument("--book", metavar="DIR", help=BOOK_HELP)
     p.add_argument("--seed", type=SEED, default=0, help="seed (default: 0)")
     add_threads_argument(p)
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
@@ -95,7 +96,9 @@ def run(args: argparse.Namespace) -> int:
     check_clock_options(args)  # before torch: a typo is answered at once (numbers: their argparse types)
     preflight_game(args.game)
     preflight_players([args.player], args.sims)
+    preflight_book(args.book)
     from conhex_zero.agents.players import PlayerSpecError
+    from conhex_zero.book.store import BookError
     from conhex_zero.nn.checkpoint import CheckpointError
     from conhex_zero.play.server import GameServer, PlayServer, is_local
     from conhex_zero.play.session import PlayError
@@ -106,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
                           simulations=args.sims, temperature=args.temperature, seed=args.seed,
                           device=str(resolve_device(args.device)), top=args.top,
                           warn=lambda message: warn("serve", message), scoring=args.scoring,
-                          seconds=args.seconds, ponder=args.ponder)
-    except (PlayerSpecError, CheckpointError, PlayError) as err:
+                          seconds=args.seconds, ponder=args.ponder, book=args.book)
+    except (PlayerSpecError, CheckpointError, PlayError, BookError) as err:
         raise CliError(str(err)) from None
     try:
         try:

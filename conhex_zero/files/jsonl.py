@@ -73,16 +73,17 @@ def read_jsonl(path: str | Path, warn: Callable[[str], None] = _warn) -> list[di
     return [obj for _, obj in iter_jsonl(path, warn)]
 
 
-def append_jsonl(path: str | Path, entries: Iterable[dict[str, Any]], warn: Callable[[str], None] = _warn) -> None:
+def append_jsonl(path: str | Path, entries: Iterable[dict[str, Any]], warn: Callable[[str], None] = _warn,
+                 sync: bool = False) -> None:
     """Append entries, one line each. A torn last line (an interrupted write) is dropped first, with
     a warning, so that the new lines do not run into it; a last line that is complete JSON without
-    its newline gets the newline."""
+    its newline gets the newline. ``sync``: flush the file to the disk before returning."""
     path = Path(path)
     with writing(path):  # a full disk: DiskFullError naming it (a torn line is dropped next time)
-        _append(path, entries, warn)
+        _append(path, entries, warn, sync)
 
 
-def _append(path: Path, entries: Iterable[dict[str, Any]], warn: Callable[[str], None]) -> None:
+def _append(path: Path, entries: Iterable[dict[str, Any]], warn: Callable[[str], None], sync: bool = False) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "ab+") as f:
         f.seek(0, os.SEEK_END)
@@ -101,6 +102,9 @@ def _append(path: Path, entries: Iterable[dict[str, Any]], warn: Callable[[str],
                     f.write(b"\n")
         f.seek(0, os.SEEK_END)
         f.write("".join(json.dumps(e) + "\n" for e in entries).encode("utf-8"))
+        if sync:
+            f.flush()
+            os.fsync(f.fileno())
 
 
 def rewrite_jsonl(path: str | Path, entries: Iterable[dict[str, Any]]) -> None:

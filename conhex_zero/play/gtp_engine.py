@@ -58,6 +58,7 @@ Commands:
 from __future__ import annotations
 
 import math
+import sys
 import re
 from typing import Any, Callable, Iterator
 
@@ -120,8 +121,9 @@ class GTPEngine:
                  swap_name: str = "swap", device: str = "cpu",
                  session_factory: Callable[..., PlaySession] = PlaySession,
                  warn: Callable[[str], None] | None = None, seconds: float | None = None,
-                 ponder: bool = False):
+                 ponder: bool = False, book: str | None = None):
         self.player_spec, self.sims, self.seed = player, simulations, seed
+        self.book = book  # an opening book folder: its moves while the position is in it (said on stderr)
         self.ponder = ponder  # think on the opponent's time (PlaySession.ponder)
         self.seconds = seconds  # a checkpoint player's time per move (its clock; GTP's time controls cap it)
         self.temperature, self.resign_threshold = temperature, resign_threshold
@@ -161,6 +163,8 @@ class GTPEngine:
         extra: dict = {"seconds": self.seconds} if self.seconds is not None else {}
         if self.ponder:
             extra["ponder"] = True
+        if self.book is not None:
+            extra["book"] = self.book
         return self.factory(spec, self.player_spec, seed=self.seed, simulations=self.sims,
                             temperature=self.temperature, device=self.device, random_opening=False, **extra)
 
@@ -299,10 +303,15 @@ class GTPEngine:
                 analysis = s.analyse(top=1, seconds=seconds)  # cached: ai_move reuses the search
                 if analysis.value is not None and analysis.value < -self.resign_threshold:
                     return "resign"
-            move = s.ai_move(top=1, seconds=seconds).move
+            chosen = s.ai_move(top=1, seconds=seconds)
         else:
-            move = s.hint(top=1, seconds=seconds).move
-        return self._name(move)
+            chosen = s.hint(top=1, seconds=seconds)
+        if chosen.analysis.source == "book":  # GTP's answer is the move alone: the rest goes to stderr
+            best = chosen.analysis.best
+            below = f", {best.nodes} book positions below" if best is not None and best.nodes else ""
+            print(f"conhex-zero gtp: book move {self._name(chosen.move)} ({chosen.analysis.win_percent:.1f}% to win by "
+                  f"the book{below})", file=sys.stderr, flush=True)
+        return self._name(chosen.move)
 
     def cmd_genmove(self, args: list[str]) -> str:
         return self._generate(args, play=True)

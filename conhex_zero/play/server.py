@@ -175,13 +175,15 @@ class GameServer:
     def __init__(self, player: str = "random", game: str = "conhex", human: int = 0, *,
                  simulations: int | None = None, temperature: float = 0.0, seed: int = 0,
                  device: str = "cpu", top: int = 5, warn: Callable[[str], None] | None = None,
-                 scoring: bool = False, seconds: float | None = None, ponder: bool = False):
+                 scoring: bool = False, seconds: float | None = None, ponder: bool = False,
+                 book: str | None = None):
         from conhex_zero.play.pair_score import RunningPairScore
 
         self.player_spec, self.simulations, self.temperature = player, simulations, temperature
         self.seed, self.device, self.top = seed, device, top
         self.seconds = seconds  # a checkpoint player's time per move
         self.ponder = ponder  # think on the human's time (PlaySession.ponder)
+        self.book = book  # an opening book folder: its moves and values while the position is in it
         # told once per game when the page starts a game the model was not trained on
         self.game_warnings = GameWarnings(player, warn)
         self.lock = threading.Lock()
@@ -195,7 +197,7 @@ class GameServer:
     def _make_session(self, game: str) -> PlaySession:
         return PlaySession(game, self.player_spec, seed=self.seed, simulations=self.simulations,
                            temperature=self.temperature, device=self.device, seconds=self.seconds,
-                           ponder=self.ponder)
+                           ponder=self.ponder, book=self.book)
 
     def close(self) -> None:
         with self.lock:

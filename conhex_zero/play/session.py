@@ -93,6 +93,8 @@ class Candidate:
     """Principal variation starting with this move."""
     proven: str | None = None
     """``"win"`` or ``"loss"`` when the search proved what this move leads to, for the mover."""
+    nodes: int | None = None
+    """An opening book's move: the book positions below it (0: not in the book, a search's value)."""
 
     @property
     def win_percent(self) -> float | None:
@@ -100,7 +102,8 @@ class Candidate:
 
     def to_json(self) -> dict[str, Any]:
         return {"move": self.move, "action": self.action, "visits": self.visits, "value": self.value,
-                "win_percent": self.win_percent, "prior": self.prior, "pv": list(self.pv), "proven": self.proven}
+                "win_percent": self.win_percent, "prior": self.prior, "pv": list(self.pv), "proven": self.proven,
+                "nodes": self.nodes}
 
 
 @dataclass
@@ -112,7 +115,8 @@ class Analysis:
     candidates: list[Candidate]
     simulations: int = 0
     source: str = "none"
-    """``search`` (visits and values from a search), ``network`` (a raw network) or ``none``."""
+    """``search`` (visits and values from a search), ``network`` (a raw network), ``book`` (the
+    opening book's minimax values: the position is in the book) or ``none``."""
     proven: str | None = None
     """``"win"`` or ``"loss"`` when the search proved the position's result for the side to move."""
     carried: int = 0
@@ -176,7 +180,7 @@ class PlaySession:
     def __init__(self, game: str | Game = "conhex", player: str = "random", seed: int = 0,
                  simulations: int | None = None, temperature: float = 0.0, device: str | torch.device = "cpu",
                  random_opening: bool = True, gtp_timeout: float = 10.0, seconds: float | None = None,
-                 ponder: bool = False):
+                 ponder: bool = False, book: str | None = None):
         if temperature < 0:
             raise PlayError("the temperature must be 0 (best move) or positive")
         if simulations is not None and simulations < 1:
@@ -194,6 +198,14 @@ class PlaySession:
         if isinstance(self.player, SearchPlayer) and self.player.seconds is None and (
                 simulations is not None or ":sims=" in player):
             self.simulation_cap = self.player.search.config.num_simulations
+        self.book = None
+        """The opening book (``book.lookup.BookLookup``) when one is given for this game: its best move
+        is played, and its values shown, while the position is in the book."""
+        if book is not None:  # a book of another game (GTP's boardsize, the page's game menu) is not used
+            from conhex_zero.book.lookup import BookLookup, book_game
+            from conhex_zero.play.checkpoints import same_game
+
+            self.book = BookLookup(book, self.env) if same_game(book_game(book), self.game) else None
         self.actions: list[int] = []
         self.opening = 0
         self.state: State = self.env.initial_state(1)
@@ -400,6 +412,11 @@ class PlaySession:
         self._require_running()
         player, name = self.player, self.game.action_name
         mover = int(self.state.to_move[0])
+        view = self.book_view()
+        if view is not None and view.best is not None:  # in the book: its move, no search
+            cands = [Candidate(m.move, m.action, 0, 2 * m.win - 1, 0.0, [m.move], m.proven, m.nodes)
+                     for m in view.moves[:max(top, 0)]]
+            return Analysis(mover, 2 * view.win - 1, cands, 0, "book", view.proven), view.best, None
         if isinstance(player, SearchPlayer):
             out = self._search(simulations, seconds)
             visits = out.visit_counts[0].float().cpu()
@@ -489,11 +506,19 @@ class PlaySession:
         picture = render_state(self.env, self.state, color=color, cell_ids=cell_ids, last=self.last_action)
         return picture.rsplit("\n", 1)[0] + "\n" + position_line(summarize(self.env, self.state))
 
+    def book_view(self):
+        """The opening book at the current position (``book.lookup.BookView``), None out of the book."""
+        if self.book is None or self.is_over:
+            return None
+        return self.book.view(self.state)
+
     def to_json(self) -> dict[str, Any]:
         """The position for a page: plain JSON types only (owners are 0, 1 or null)."""
         facts = summarize(self.env, self.state)
         last = self.last_action
+        view = self.book_view()
         return {
+            "book": None if view is None else view.to_json(),
             "game": self.game.spec,
             "board": self.game.board.name,
             "rules": self.game.rules_summary,

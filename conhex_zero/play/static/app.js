@@ -115,6 +115,7 @@ function drawBoard() {
     svg("circle", { class: "base", r, "stroke-width": 0.03 * g.spacing }, el);
     svg("circle", { class: "last", r: 0.72 * r, "stroke-width": 0.06 * g.spacing }, el);
     svg("text", { "font-size": fontSize }, el).textContent = name;
+    svg("text", { class: "book-value", y: 0.62 * r, "font-size": 0.75 * fontSize }, el);
     return el;
   });
   drawn = { spec: state.spec, holes, cells };
@@ -125,6 +126,8 @@ function renderBoard() {
   const myTurn = !busy && !state.is_over && state.to_move === state.human;
   const legal = new Set(myTurn ? state.legal_moves : []);
   const wins = new Set(state.winning_cells);
+  // The opening book's moves at this position: the mover's win % by the book, on the board.
+  const bookMoves = new Map(state.book ? state.book.moves.map((m) => [m.move, m]) : []);
   drawn.cells.forEach((el, c) => {
     const owner = state.cell_owners[c];
     el.setAttribute("class", `cell${owner === null ? "" : " owner-" + owner}${wins.has(c) ? " win" : ""}`);
@@ -137,6 +140,9 @@ function renderBoard() {
     if (name === state.last_move) cls.push("last-move");
     if (hint && hint.move === name) cls.push("hint");
     if (spot === name) cls.push("spot");
+    const booked = owner === null ? bookMoves.get(name) : undefined;
+    if (booked) cls.push("book-move");
+    el.querySelector(".book-value").textContent = booked ? (booked.proven ? booked.proven : pct(booked.win_percent)) : "";
     el.setAttribute("class", cls.join(" "));
     if (legal.has(name)) {
       el.setAttribute("tabindex", "0");
@@ -234,7 +240,8 @@ function renderAnalysis() {
   winP[1 - a.player] = 100 - forWho;
   const aiWin = winP[state.ai];
   const carried = a.carried ? ` (${a.carried} carried over from its previous search)` : "";
-  const how = a.source === "search" ? `after ${a.simulations} simulations${carried}` : "network, no search";
+  const how = a.source === "search" ? `after ${a.simulations} simulations${carried}`
+    : a.source === "book" ? "from the opening book (its minimax value), no search" : "network, no search";
   text.innerHTML = "";
   const lead = document.createElement("div");
   lead.innerHTML = shown.isHint
@@ -257,10 +264,12 @@ function renderAnalysis() {
   if (!a.candidates.length) return;
   table.hidden = false;
   table.querySelector("th:nth-child(3)").textContent = shown.isHint ? "your win %" : "AI win %";
+  table.querySelector("th:nth-child(2)").textContent = a.source === "book" ? "book positions" : "visits";
   for (const c of a.candidates) {
     const tr = document.createElement("tr");
     tr.dataset.move = c.move;
-    for (const [cls, value] of [["move", c.move], ["num", String(c.visits)],
+    const count = a.source === "book" ? (c.nodes ? String(c.nodes) : "–") : String(c.visits);
+    for (const [cls, value] of [["move", c.move], ["num", count],
       ["num", c.proven ? `proven ${c.proven}` : fmtPct(c.win_percent)],
       ["pv", c.pv.slice(1).join(" ")]]) {
       const td = document.createElement("td");
@@ -270,6 +279,32 @@ function renderAnalysis() {
     }
     tr.addEventListener("mouseenter", () => { spot = c.move; renderBoard(); });
     tr.addEventListener("mouseleave", () => { spot = null; renderBoard(); });
+    body.appendChild(tr);
+  }
+}
+
+function renderBook() {
+  // The opening book's view of the position (serve --book DIR): shown while the position is in it.
+  const card = $("book-card");
+  const b = state.book;
+  card.hidden = !b;
+  if (!b) return;
+  const mover = state.to_move === state.human ? "you" : "the AI";
+  const result = b.proven ? `proven ${b.proven} for ${mover}` : `${pct(b.win_percent)} for ${mover} to win`;
+  $("book-text").textContent = `In the book: ${result} (minimax over ${b.nodes} book positions); ` +
+    "the numbers on the board are the mover's win % after each book move.";
+  const body = $("book-moves").querySelector("tbody");
+  body.replaceChildren();
+  for (const m of b.moves.slice(0, 8)) {
+    const tr = document.createElement("tr");
+    tr.dataset.move = m.move;
+    for (const [cls, value] of [["move", m.move], ["num", m.proven ? `proven ${m.proven}` : m.win_percent.toFixed(1)],
+      ["num", m.nodes ? String(m.nodes) : "– (one search)"]]) {
+      const td = document.createElement("td");
+      td.className = cls;
+      td.textContent = value;
+      tr.appendChild(td);
+    }
     body.appendChild(tr);
   }
 }
@@ -344,6 +379,7 @@ function render() {
   renderInfo();
   renderButtons();
   renderAnalysis();
+  renderBook();
   renderMoves();
   renderScoring();
   renderForm();

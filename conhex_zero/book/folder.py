@@ -1,0 +1,103 @@
+"""A book folder: made by its first ``book grow``, opened by every later command.
+
+The header names what the book is: the game, the start position (``--after``), the model it is
+grown with (its file and the digest of its bytes, ``checkpoint_files.checkpoint_digest``), and the
+settings of its searches and of the growth's costs. Growing a book with another model, another
+game or from another start is refused (naming both) unless asked for (``allow_other_model``): the
+book's values would mix two judgements without saying so. Each ``grow`` run appends a line that
+says what it did (the command, the model's digest, minutes, nodes before and after), so the file
+itself tells how the book was grown.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conhex_zero.book import store
+from conhex_zero.book.graph import GAP_COST, SURE_COST, Book
+from conhex_zero.book.store import BookError
+
+
+@dataclass
+class OpenBook:
+    folder: Path
+    header: dict[str, Any]
+    book: Book
+    runs: list[dict[str, Any]]
+    """The ``grow`` lines, oldest first."""
+
+    @property
+    def game(self) -> str:
+        return self.header["game"]
+
+    @property
+    def start_moves(self) -> list[str]:
+        return list(self.header.get("start", []))
+
+    @property
+    def sims(self) -> int:
+        return int(self.header["settings"]["sims"])
+
+    @property
+    def minutes(self) -> float:
+        """Growth time so far: every written round's seconds (a killed run's rounds too)."""
+        return sum(r.get("seconds", 0.0) for r in self.book.rounds) / 60
+
+    @property
+    def model_digest(self) -> str:
+        return self.runs[-1]["model"]["digest"] if self.runs else self.header["model"]["digest"]
+
+    @property
+    def model_file(self) -> str:
+        return self.runs[-1]["model"]["file"] if self.runs else self.header["model"]["file"]
+
+
+def open_book(folder: str | Path) -> OpenBook:
+    header, events = store.read_entries(folder)
+    runs = [e for e in events if e.get("type") == "grow"]
+    book = store.replay(header, [e for e in events if e.get("type") != "grow"])
+    return OpenBook(Path(folder), header, book, runs)
+
+
+def new_book(folder: str | Path, game: str, start_moves: list[str], start_key: str, model_file: str,
+             model_digest: str, sims: int, gap_cost: float = GAP_COST, sure_cost: float = SURE_COST) -> OpenBook:
+    """Write the header of a new book (the folder must be empty or missing)."""
+    folder = Path(folder)
+    if folder.exists() and any(folder.iterdir()):
+        raise BookError(f"{folder} is not empty and holds no book: give book grow an empty or new folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    header = {"type": "header", "format": store.FORMAT, "game": game, "start": start_moves, "start_key": start_key,
+              "model": {"file": model_file, "digest": model_digest},
+              "settings": {"sims": sims, "gap_cost": gap_cost, "sure_cost": sure_cost, "search": "analysis"},
+              "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    store.append(folder, [header])
+    return OpenBook(folder, header, Book(start_key, gap_cost, sure_cost), [])
+
+
+def check_same(opened: OpenBook, game: str, start_moves: list[str], model_digest: str, model_file: str,
+               allow_other_model: bool) -> None:
+    """``BookError`` when a grow would mix games, starts or (unless allowed) models."""
+    if opened.game != game:
+        raise BookError(f"{opened.folder} is a book of {opened.game}; this model plays {game}")
+    if opened.start_moves != start_moves:
+        shown = " ".join(opened.start_moves) or "the empty board"
+        raise BookError(f"{opened.folder} starts at {shown}; --after {' '.join(start_moves) or '(none)'} asks for "
+                        f"another start (grow another book in another folder)")
+    if opened.model_digest != model_digest and not allow_other_model:
+        raise BookError(f"{opened.folder} was grown with {opened.model_file} (digest {opened.model_digest}); "
+                        f"{model_file} is another model (digest {model_digest}): grow it with the same model, or "
+                        f"give --other-model to grow it on with this one (its values then mix two models)")
+
+
+def record_run(opened: OpenBook, command: str, model_file: str, model_digest: str, minutes: float, before: int,
+               searches: int, sims: int, batch: int) -> dict[str, Any]:
+    run = {"type": "grow", "command": command, "model": {"file": model_file, "digest": model_digest},
+           "minutes": round(minutes, 3), "nodes_before": before, "nodes_after": len(opened.book),
+           "searches": searches, "sims": sims, "batch": batch,
+           "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    store.append(opened.folder, [run])
+    opened.runs.append(run)
+    return run

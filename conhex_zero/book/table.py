@@ -1,0 +1,129 @@
+"""The book's move table at its start position (the first-move table from the empty board): every
+legal move with the book's minimax value beside its single-search value, decided and proven marks,
+the swap decision and the best line, in the JSON form of ``openings --json``.
+
+Values are for the player who makes the move (``win_rate``, as in ``openings``): the first player's
+chance after an opening, when the second player does *not* swap (the swap is a book move of every
+opening, so the value without it is the minimax over the other moves). ``value`` is, as there, the
+value for the player to move after the move, in [-1, 1]; ``minimax_value`` is the same number and
+``search_value`` the first search of that position (what ``openings`` would give with one search
+at the book's simulations).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from conhex_zero.book.graph import Book
+from conhex_zero.book.keys import Canonical
+from conhex_zero.env.state import State
+from conhex_zero.env.vec_env import VecEnv
+
+
+@dataclass
+class BookMove:
+    move: str
+    action: int
+    group: int
+    key: str
+    value: float
+    """Minimax value (without swap) for the player to move after the move."""
+    search_value: float
+    proven: str | None
+    decided: bool
+    nodes: int
+    best_line: list[str]
+    swap: bool | None
+    exact_win: bool | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def win_rate(self) -> float:
+        if self.proven is not None:
+            return 1.0 if self.proven == "win" else 0.0
+        return (1 - self.value) / 2
+
+    @property
+    def search_win_rate(self) -> float:
+        return (1 - self.search_value) / 2
+
+
+class LineReader:
+    """Book lines as real move names, from a real position."""
+
+    def __init__(self, env: VecEnv, book: Book, canon: Canonical):
+        self.env, self.book, self.canon = env, book, canon
+
+    def best_line(self, state: State, key: str, limit: int = 12, skip: set[int] | None = None) -> list[str]:
+        """The book's principal line from a position (``skip``: moves not taken at the first node)."""
+        names = []
+        first = True
+        while len(names) < limit and key in self.book.nodes:
+            node = self.book.nodes[key]
+            best = self.book.best_move(node, skip if first and skip else frozenset())
+            first = False
+            if best is None:
+                break
+            k = self.canon.keys(state).symmetry[0]
+            real = self.canon.to_real([best], k)[0]
+            names.append(self.env.game.action_name(real))
+            if best not in node.children:
+                break  # the rest's move: the line leaves the book
+            state = self.env.step(state, torch.tensor([real], device=self.env.device))
+            key = node.children[best]
+        return names
+
+
+def move_table(env: VecEnv, book: Book, start_state: State, truth: dict[str, bool] | None = None) -> list[BookMove]:
+    """Every legal move of the start position, strongest first for the player making it."""
+    canon = Canonical(env)
+    reader = LineReader(env, book, canon)
+    start = book.nodes[book.start]
+    k = canon.keys(start_state).symmetry[0]
+    legal = torch.nonzero(env.legal_mask(start_state)[0]).flatten().tolist()
+    swap = env.game.swap_action if env.game.swap else None
+    opening = int(start_state.ply[0]) == env.game.first_move_ply
+    rows: list[BookMove] = []
+    groups: dict[str, int] = {}
+    for real in legal:
+        canonical = canon.to_canonical([real], k)[0]
+        key = start.children.get(canonical)
+        if key is None:
+            continue  # not in the book yet
+        child = book.nodes[key]
+        state = env.step(start_state, torch.tensor([real], device=env.device))
+        skip = {swap} if swap is not None and child.swap_legal else set()
+        value, proof = book.value_without(child, skip)
+        name = env.game.action_name(real)
+        rows.append(BookMove(
+            move=name, action=real, group=groups.setdefault(key, len(groups)), key=key, value=value,
+            search_value=child.first.value, proven=None if not proof else ("loss" if proof > 0 else "win"),
+            decided=book.decided(key, exclude=skip), nodes=child.size,
+            best_line=reader.best_line(state, key, skip=skip),
+            swap=(value < 0) if opening and real != swap else None,
+            exact_win=None if truth is None else truth.get(name)))
+    rows.sort(key=lambda m: (-m.win_rate, m.group, m.action))
+    renumber = {g: n for n, g in enumerate(dict.fromkeys(m.group for m in rows))}
+    for m in rows:
+        m.group = renumber[m.group]
+    return rows
+
+
+def table_json(rows: list[BookMove], *, game: str, checkpoint: str, digest: str, sims: int, folder: str, nodes: int,
+               opening: bool, truth_source: str | None) -> dict:
+    def r(x: float) -> float:
+        return round(x, 4)
+
+    return {
+        "game": game, "checkpoint": checkpoint, "model_digest": digest, "sims": sims, "book": folder,
+        "book_nodes": nodes, "truth_source": truth_source,
+        "decided": sum(m.decided for m in rows), "proven": sum(m.proven is not None for m in rows),
+        "openings" if opening else "moves": [
+            {"move": m.move, "win_rate": r(m.win_rate), "value": r(m.value), "minimax_value": r(m.value),
+             "search_value": r(m.search_value), "search_win_rate": r(m.search_win_rate), "swap": m.swap,
+             "decided": m.decided, "proven": m.proven, "nodes": m.nodes, "best_line": m.best_line, "group": m.group,
+             "exact_win": m.exact_win}
+            for m in rows],
+    }

@@ -1,0 +1,369 @@
+"""``conhex-zero book grow|show|html``: an opening book that grows from the first move into a tree of
+searched positions, corrects itself by minimax, and is read as a table or as linked pages."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, check_output_file, output_json,
+                                    preflight_checkpoint, resolve_device)
+from conhex_zero.cli.numbers import MAX_SECONDS, SEED, SIMS, Real, Whole
+
+DEFAULT_SIMS = 200
+DEFAULT_BATCH = 64
+NODES = Whole(1, 10_000_000)
+MINUTES = Real(0.0, MAX_SECONDS / 60, above=True, what="a number of minutes")
+COST = Real(0.0, 1000.0)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "book", help="an opening book: grow it, print its first-move table, write browsable pages",
+        description="An opening book: the opening analysis grown from the first move into a tree of searched "
+        "positions. 'book grow' searches positions best first, many at once, and backs their values up by "
+        "minimax (one node per position up to the board's symmetries and move orders; proven results are "
+        "exact and never replaced by an estimate); 'book show' prints the first-move table (and writes it as "
+        "openings --json does); 'book html' writes static pages to browse the book move by move. The rule "
+        "that chooses what to grow and the rule that calls a position decided are in docs/analysis.md, "
+        "\"The opening book\".", formatter_class=HelpFormatter)
+    what = p.add_subparsers(dest="what", metavar="WHAT")
+    grow = what.add_parser(
+        "grow", help="grow a book (a new one, or the one in --out further)", formatter_class=HelpFormatter,
+        description="Grow an opening book in --out: a new folder starts a book at the empty board (or at "
+        "--after's position); an existing book grows further with the same model (refused with another unless "
+        "--other-model). Each round searches the cheapest positions to add (up to --batch at once) and every "
+        "node whose best untried move entered the book, all in one batched search of --sims simulations each, "
+        "then writes them (flushed to the disk: a killed process loses only the round in flight) and backs the "
+        "values up. Stops after --nodes new positions or --minutes of wall time, whichever comes first "
+        "(default: --nodes 200), or at Ctrl-C.",
+        epilog="examples:\n  conhex-zero book grow checkpoints/hex5-l4h64.pt --out runs/book-hex5 --nodes 300\n"
+               "  conhex-zero book grow checkpoints/conhex-l4h64-v4.pt --out runs/book-conhex --minutes 60\n"
+               "  conhex-zero book grow checkpoints/conhex-l4h64-v4.pt --out runs/book-f6 --after F6 --nodes 100")
+    grow.add_argument("checkpoint", metavar="CKPT", help="a checkpoint (.pt) file")
+    grow.add_argument("--out", required=True, metavar="DIR", help="the book's folder (made if new)")
+    grow.add_argument("--after", nargs="+", metavar="MOVE", help="a new book's start: the position after these moves")
+    grow.add_argument("--nodes", type=NODES, default=None, metavar="N", help="add at most N positions (default: 200 "
+                      "when --minutes is not given)")
+    grow.add_argument("--minutes", type=MINUTES, default=None, metavar="M", help="stop after M minutes of wall time "
+                      "(the last round ends before them, by the time the rounds before it took)")
+    grow.add_argument("--sims", type=SIMS, default=None, metavar="S",
+                      help=f"simulations a position (default: the book's; {DEFAULT_SIMS} for a new book)")
+    grow.add_argument("--batch", type=Whole(1, 4096), default=DEFAULT_BATCH, metavar="K",
+                      help=f"positions added a round, searched at once (default: {DEFAULT_BATCH})")
+    grow.add_argument("--gap-cost", type=COST, default=None, metavar="G", help="a new book's cost of a move per unit "
+                      "of value below the best move's (default: 10; docs/analysis.md)")
+    grow.add_argument("--sure-cost", type=COST, default=None, metavar="C", help="a new book's extra cost of a ply "
+                      "per unit of |value| (default: 2)")
+    grow.add_argument("--other-model", action="store_true",
+                      help="grow a book that another model made (its values then mix the two)")
+    grow.add_argument("--no-exact", action="store_true", help="skip the exact solver (Hex up to 5x5)")
+    grow.add_argument("--seed", type=SEED, default=0, help="search seed (default: 0)")
+    grow.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
+    add_threads_argument(grow)
+    grow.add_argument("--quiet", action="store_true", help="no progress bar")
+    grow.set_defaults(run=run_grow)
+
+    show = what.add_parser(
+        "show", help="print the book's first-move table", formatter_class=HelpFormatter,
+        description="Print the book's table of the moves at its start (the first moves, from the empty board): "
+        "the mover's win %% by the book's minimax value beside the single search of the position, decided "
+        "(the book is sure who wins: proven, or the docs' margin rule) and proven marks, the nodes below, the "
+        "swap decision and the best line. On Hex 4x4, 5x5 (the exact solver) and 7x7 (the published solution) "
+        "every move is marked against the truth. --json writes the table in the form of openings --json.",
+        epilog="examples:\n  conhex-zero book show checkpoints/books/hex7-l4h64\n"
+               "  conhex-zero book show checkpoints/books/conhex-l4h64-v4 --json runs/book.json")
+    show.add_argument("book", metavar="DIR", help="a book folder")
+    show.add_argument("--json", metavar="FILE", help="write the table as JSON ('-' for standard output)")
+    show.add_argument("--top", type=Whole(0, 1000), default=0, metavar="K", help="print only the K strongest groups")
+    show.set_defaults(run=run_show)
+
+    html = what.add_parser(
+        "html", help="write static pages to browse the book", formatter_class=HelpFormatter,
+        description="Write one HTML page per book position into PAGES (no server, nothing fetched from the "
+        "internet): the board with every book move marked by its value, the list of moves (value, nodes "
+        "below, proven, the best line), links to each child and back along the line; index.html is the first "
+        "page, with the first-move map and the swap decisions.",
+        epilog="example:\n  conhex-zero book html checkpoints/books/hex5-l4h64 --out runs/pages-hex5")
+    html.add_argument("book", metavar="DIR", help="a book folder")
+    html.add_argument("--out", required=True, metavar="PAGES", help="the pages' folder (made if new)")
+    html.add_argument("--depth", type=Whole(1, 1000), default=1000, metavar="D",
+                      help="only positions at most D moves from the start (default: all)")
+    html.set_defaults(run=run_html)
+
+
+def _book_folder(path: str) -> None:
+    if not (Path(path) / "book.jsonl").is_file():
+        if not Path(path).exists():
+            raise CliError(f"no book at {path} (grow one with conhex-zero book grow CKPT --out {path})")
+        raise CliError(f"{path} is not a book: it has no book.jsonl (grow one with conhex-zero book grow CKPT "
+                       f"--out {path})")
+
+
+def _out_folder(flag: str, path: str) -> Path:
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise CliError(f"{flag} {path}: not a folder")
+    check_output_file(flag, p / "book.jsonl")
+    return p
+
+
+# --------------------------------------------------------------------------------------------- grow
+def run_grow(args: argparse.Namespace) -> int:
+    preflight_checkpoint(args.checkpoint)
+    out = _out_folder("--out", args.out)
+    exists = (out / "book.jsonl").is_file()
+    if not exists and out.exists() and any(out.iterdir()):
+        raise CliError(f"--out {args.out}: the folder holds other files and no book: give a new or empty folder")
+    if exists and (args.gap_cost is not None or args.sure_cost is not None):
+        raise CliError("--gap-cost and --sure-cost set a new book's costs; this book keeps its own")
+    nodes_budget = args.nodes if args.nodes is not None else (None if args.minutes is not None else 200)
+
+    from conhex_zero.analysis.solver import HexSolver, SolverError
+    from conhex_zero.book import folder as book_folder
+    from conhex_zero.book import store
+    from conhex_zero.book.grow import Grower
+    from conhex_zero.book.keys import Canonical, UnsupportedGame
+    from conhex_zero.book.store import BookError
+    from conhex_zero.console.progress import progress_bar
+    from conhex_zero.env.notation import play_moves
+    from conhex_zero.env.vec_env import VecEnv
+    from conhex_zero.nn.checkpoint import CheckpointError, load_checkpoint
+    from conhex_zero.nn.checkpoint_files import checkpoint_digest
+
+    device = resolve_device(args.device)
+    try:
+        opened = book_folder.open_book(out) if exists else None
+        ckpt = load_checkpoint(args.checkpoint, device)
+        digest = checkpoint_digest(args.checkpoint)
+    except (CheckpointError, BookError) as err:
+        raise CliError(str(err)) from None
+    game = opened.game if opened is not None else ckpt.game
+    env = VecEnv(game, device)
+    try:
+        canon = Canonical(env)
+    except UnsupportedGame as err:
+        raise CliError(str(err)) from None
+    after = list(args.after or [])
+    if opened is not None:
+        if args.after is None:
+            after = opened.start_moves
+        try:
+            book_folder.check_same(opened, ckpt.game, after, digest,
+                                   args.checkpoint, args.other_model)
+        except BookError as err:
+            raise CliError(str(err)) from None
+    start_state = play_moves(env, after) if after else env.initial_state(1)
+    after = [env.game.action_name(a) for a in _actions(env, after)]
+    if bool(start_state.done[0]):
+        raise CliError("the game is over after those moves: nothing to grow")
+    sims = args.sims or (opened.sims if opened is not None else DEFAULT_SIMS)
+    if opened is None:
+        from conhex_zero.book.graph import GAP_COST, SURE_COST
+
+        opened = book_folder.new_book(out, game, after, canon.keys(start_state).keys[0], args.checkpoint, digest, sims,
+                                      GAP_COST if args.gap_cost is None else args.gap_cost,
+                                      SURE_COST if args.sure_cost is None else args.sure_cost)
+        print(f"a new book of {game} in {out}, from {' '.join(after) or 'the empty board'}, grown with "
+              f"{args.checkpoint} (digest {digest}), {sims} simulations a position", flush=True)
+    else:
+        print(f"growing the book in {out}: {len(opened.book)} positions, {opened.minutes:.1f} "
+              f"minutes of growth so far; {sims} simulations a position", flush=True)
+    solver = None
+    if not args.no_exact:
+        try:
+            solver = HexSolver(env.game.board)
+        except SolverError:
+            pass
+    grower = Grower(env, ckpt.model, out, opened.book, start_state, sims=sims, batch=args.batch, seed=args.seed,
+                    solver=solver)
+    started = time.monotonic()
+    before = len(opened.book)
+    deadline = None if args.minutes is None else started + 60 * args.minutes
+    searches, rounds, last_round = 0, 0, 0.0
+    bar = progress_bar(total=nodes_budget, unit="node", desc="growing", disable=args.quiet)
+    stopped = ""
+    with _lock(out), bar:
+        try:
+            while True:
+                added = len(opened.book) - before
+                if nodes_budget is not None and added >= nodes_budget:
+                    break
+                if deadline is not None and time.monotonic() + last_round > deadline:
+                    break
+                result = grower.round(None if nodes_budget is None else nodes_budget - added)
+                if result.new_nodes == 0 and result.searches == 0:
+                    stopped = "nothing left to grow: every position the book can reach is proven"
+                    break
+                rounds += 1
+                searches += result.searches
+                last_round = result.seconds
+                bar.update(len(opened.book) - before - bar.n)
+                bar.set_postfix_str(f"{len(opened.book)} positions, round {rounds}, "
+                                    f"{60 * (len(opened.book) - before) / max(time.monotonic() - started, 1e-9):.0f}"
+                                    f" new a minute", refresh=False)
+        except KeyboardInterrupt:
+            stopped = "interrupted: the round in flight was not written"
+    minutes = (time.monotonic() - started) / 60
+    store.compact(out, opened.header, opened.book, opened.runs)  # one line per node: the rests replaced
+    book_folder.record_run(opened, "conhex-zero " + " ".join(shlex.quote(a) for a in sys.argv[1:]), args.checkpoint,
+                           digest, minutes, before, searches, sims, args.batch)
+    added = len(opened.book) - before
+    if stopped:
+        print(stopped, flush=True)
+    print(f"{out}: {len(opened.book)} positions (+{added} in {minutes:.1f} minutes, {rounds} rounds, {searches} "
+          f"searches; {60 * added / max(minutes * 60, 1e-9):.0f} positions a minute)")
+    print(f"conhex-zero book show {out}   (the first-move table)")
+    return 130 if stopped.startswith("interrupted") else 0
+
+
+def _actions(env, moves: list[str]) -> list[int]:
+    from conhex_zero.env.notation import parse_moves
+
+    return parse_moves(env.game, moves) if moves else []
+
+
+class _lock:
+    """One ``book grow`` at a time on a folder (an advisory lock on ``DIR/.grow.lock``)."""
+
+    def __init__(self, folder: Path):
+        self.path = folder / ".grow.lock"
+
+    def __enter__(self):
+        import fcntl
+
+        self.file = open(self.path, "w")
+        try:
+            fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.file.close()
+            raise CliError(f"{self.path.parent} is being grown by another book grow (wait for it, or stop it)") from None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.file.close()
+
+
+# --------------------------------------------------------------------------------------------- show
+def load_table(folder: str):
+    """The opened book, its game's env, start state and first-move table (with the truth where known)."""
+    from conhex_zero.book import folder as book_folder
+    from conhex_zero.book.store import BookError
+    from conhex_zero.book.table import move_table
+    from conhex_zero.env.notation import play_moves
+    from conhex_zero.env.vec_env import VecEnv
+
+    _book_folder(folder)
+    try:
+        opened = book_folder.open_book(folder)
+    except BookError as err:
+        raise CliError(str(err)) from None
+    env = VecEnv(opened.game, "cpu")
+    start = play_moves(env, opened.start_moves) if opened.start_moves else env.initial_state(1)
+    if opened.book.start not in opened.book.nodes:
+        raise CliError(f"{folder}: the book has no positions yet (grow it with conhex-zero book grow)")
+    truth, source = _truth(env, opened.start_moves)
+    return opened, env, start, move_table(env, opened.book, start, truth), source
+
+
+def _truth(env, start_moves: list[str]) -> tuple[dict[str, bool] | None, str | None]:
+    """The first moves' known results (first player wins?), on Hex boards whose openings are solved."""
+    if start_moves:
+        return None, None
+    from conhex_zero.analysis.openings import published_openings
+    from conhex_zero.analysis.solver import HexSolver, SolverError
+
+    names = [env.game.action_name(a) for a in range(env.game.board.num_holes)]
+    published = published_openings(env.game)
+    if published is not None:
+        return {n: n in published for n in names}, "published"
+    if env.game.swap or not env.game.board.name.startswith("hex-"):
+        return None, None
+    try:
+        solver = HexSolver(env.game.board)
+    except SolverError:
+        return None, None
+    wins = {env.game.action_name(a) for a in solver.winning_openings()}
+    return {n: n in wins for n in names}, "solver"
+
+
+def run_show(args: argparse.Namespace) -> int:
+    if args.json and args.json != "-":
+        check_output_file("--json", args.json)
+    opened, env, start, rows, source = load_table(args.book)
+    from conhex_zero.book.table import table_json
+
+    print(format_table(opened, rows, source, args.top))
+    output_json(table_json(rows, game=opened.game, checkpoint=opened.model_file, digest=opened.model_digest,
+                           sims=opened.sims, folder=args.book, nodes=len(opened.book),
+                           opening=not opened.start_moves, truth_source=source), args.json)
+    return 0
+
+
+def format_table(opened, rows, source: str | None, top: int = 0) -> str:
+    minutes = opened.minutes
+    start = " ".join(opened.start_moves) or "the empty board"
+    lines = [f"{opened.game} book {opened.folder}: {len(opened.book)} positions from {start}, grown with "
+             f"{opened.model_file} (digest {opened.model_digest}) for {minutes:.1f} minutes, {opened.sims} "
+             f"simulations a position",
+             "win %: the mover's chance by the book's minimax" + (" (second player does not swap)" if any(
+                 m.swap is not None for m in rows) and not opened.start_moves else "") +
+             "; search: one search of the position alone; decided: the book is sure who wins (proven, or the "
+             "margin rule of docs/analysis.md)", ""]
+    header = f"{'rank':>4}  {'moves':<20} {'win %':>6} {'search':>6} {'nodes':>6}  {'decided':<12}"
+    swap_column = any(m.swap is not None for m in rows)
+    header += "  swap" if swap_column else ""
+    has_truth = any(m.exact_win is not None for m in rows)
+    header += f"  {source:<10}" if has_truth else ""
+    header += "  best line"
+    lines.append(header)
+    groups: dict[int, list] = {}
+    for m in rows:
+        groups.setdefault(m.group, []).append(m)
+    shown = list(groups.values())[:top] if top else list(groups.values())
+    for rank, group in enumerate(shown, 1):
+        m = group[0]
+        names = " ".join(x.move for x in group)
+        names = names if len(names) <= 20 else names[:17] + "..."
+        decided = f"proven {m.proven}" if m.proven else ("yes" if m.decided else "no")
+        row = (f"{rank:>4}  {names:<20} {100 * m.win_rate:>5.1f}% {100 * m.search_win_rate:>5.1f}% {m.nodes:>6}  "
+               f"{decided:<12}")
+        if swap_column:
+            row += f"  {'yes' if m.swap else 'no ':<4}" if m.swap is not None else "      "
+        if has_truth:
+            truth = m.exact_win
+            right = (m.win_rate > 0.5) == truth
+            row += f"  {('win' if truth else 'loss') + ('' if right else ' (book wrong)'):<10}"
+        row += "  " + " ".join(m.best_line[:8])
+        lines.append(row)
+    lines.append("")
+    decided = [m for m in rows if m.decided]
+    lines.append(f"decided: {len(decided)} of {len(rows)} moves ({sum(m.proven is not None for m in rows)} proven)")
+    if has_truth:
+        right = sum((m.win_rate > 0.5) == m.exact_win for m in rows)
+        search_right = sum((m.search_win_rate > 0.5) == m.exact_win for m in rows)
+        decided_right = sum((m.win_rate > 0.5) == m.exact_win for m in decided)
+        what = "published solution (Hayward et al. 2003)" if source == "published" else "exact solver"
+        lines.append(f"{what}: the book classifies {right} of {len(rows)} moves correctly (one search each: "
+                     f"{search_right}); {decided_right} of its {len(decided)} decided claims are right")
+    if swap_column and not opened.start_moves:
+        swaps = sum(bool(m.swap) for m in rows)
+        lines.append(f"swap map: the second player should swap after {swaps} of {len(rows)} openings")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------- html
+def run_html(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out {args.out}: not a folder")
+    check_output_file("--out", out / "index.html")
+    opened, env, start, rows, source = load_table(args.book)
+    from conhex_zero.book.pages import write_pages
+
+    count = write_pages(opened, env, start, rows, out, max_depth=args.depth)
+    print(f"wrote {count} pages to {out} (open {out / 'index.html'} in a browser)")
+    return 0

@@ -1,0 +1,334 @@
+"""The opening book (``conhex_zero.book``): keys up to symmetry and transposition, minimax with
+proofs, growth best first, the file (checksums, torn lines, refusals), the first-move table against
+the exact solver on Hex 4x4, the player that plays the book, and the pages."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from conhex_zero.analysis.solver import HexSolver
+from conhex_zero.book import store
+from conhex_zero.book.folder import check_same, new_book, open_book
+from conhex_zero.book.graph import Book, Node, Search
+from conhex_zero.book.grow import Grower
+from conhex_zero.book.keys import Canonical, UnsupportedGame
+from conhex_zero.book.store import BookError
+from conhex_zero.book.table import move_table
+from conhex_zero.env.notation import play_moves
+from conhex_zero.env.state import State
+from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.nn.checkpoint import load_checkpoint
+from conhex_zero.nn.checkpoint_files import checkpoint_digest
+
+ROOT = Path(__file__).resolve().parent.parent
+HEX4 = str(ROOT / "checkpoints" / "hex4-l3h32.pt")
+
+
+def children(env: VecEnv, state: State) -> tuple[list[int], State]:
+    legal = torch.nonzero(env.legal_mask(state)[0]).flatten().tolist()
+    return legal, env.step(State.cat([state] * len(legal)), torch.tensor(legal))
+
+
+# ------------------------------------------------------------------------------------------ keys
+@pytest.mark.parametrize("game, distinct", [("conhex", 22), ("hex-5", 13), ("hex-4", 8), ("hex-7", 25)])
+def test_first_moves_up_to_symmetry(game, distinct):
+    """ConHex has 22 distinct first moves (CONHEX_BOARD.md: the square's 8 symmetries, of which
+    the 4 that keep the sides keep the opener's colour); n x n Hex (n^2 + 1) / 2 up to the 180-degree turn."""
+    env = VecEnv(game)
+    canon = Canonical(env)
+    _, kids = children(env, env.initial_state(1))
+    assert len(set(canon.keys(kids).keys)) == distinct
+
+
+def test_transpositions_and_symmetric_positions_share_a_key():
+    env = VecEnv("hex-5")
+    canon = Canonical(env)
+    a = play_moves(env, ["a1", "c3", "b4"])
+    b = play_moves(env, ["b4", "c3", "a1"])  # another order, same position
+    turned = play_moves(env, ["e5", "c3", "d2"])  # the 180-degree image of a
+    other = play_moves(env, ["a1", "c3", "b3"])
+    keys = canon.keys(State.cat([a, b, turned, other])).keys
+    assert keys[0] == keys[1] == keys[2] != keys[3]
+
+
+def test_moves_map_between_a_position_and_its_key():
+    """A canonical move taken back to the real position leads to a position with the key of the
+    canonical frame's child; every symmetry's inverse undoes it."""
+    env = VecEnv("conhex")
+    canon = Canonical(env)
+    state = play_moves(env, ["F6", "swap", "C5"])
+    keyed = canon.keys(state)
+    k = keyed.symmetry[0]
+    legal, kids = children(env, state)
+    child_keys = canon.keys(kids).keys
+    for real, child_key in list(zip(legal, child_keys))[::7]:
+        canonical = canon.to_canonical([real], k)[0]
+        assert canon.to_real([canonical], k) == [real]
+        again = env.step(state, torch.tensor(canon.to_real([canonical], k)))
+        assert canon.keys(again).keys[0] == child_key
+    for j in range(len(canon.tables)):
+        assert canon.to_real(canon.to_canonical(legal, j), j) == legal
+
+
+def test_the_swap_reaches_the_position_of_another_opening_without_the_swap():
+    """After F6 and the swap, the position is the image of one first move with the swap gone: one
+    node for both (the key names the swap's legality instead of the ply)."""
+    env = VecEnv("conhex")
+    canon = Canonical(env)
+    swapped = play_moves(env, ["F6", "swap"])
+    key = canon.keys(swapped).keys[0]
+    assert key.endswith("|-") and canon.keys(play_moves(env, ["F6"])).keys[0].endswith("|s")
+    pieces = key.split("|")[0]
+    assert pieces.count("x") + pieces.count("o") == 1
+
+
+def test_variants_a_book_cannot_name_are_refused():
+    with pytest.raises(UnsupportedGame, match="random opening pieces"):
+        Canonical(VecEnv("hex-5:random=1"))
+
+
+# ------------------------------------------------------------------------------------ minimax
+def _node(key: str, value: float, best: int | None = 0, proven: int = 0, line=None) -> Node:
+    first = Search(value=value, best=best, proven=proven)
+    return Node(key=key, line=line or [], legal=3, first=first, rest=first)
+
+
+def test_minimax_backs_up_refutations_and_keeps_proofs():
+    """A node's value is the best of its rest's estimate and its children's (negated); a proven
+    child decides its parent exactly, whatever the estimates."""
+    book = Book("r")
+    book.nodes = {"r": _node("r", 0.6, best=0), "a": _node("a", -0.2, best=1, line=[0]),
+                  "b": _node("b", 0.5, best=2, line=[1])}
+    root = book.nodes["r"]
+    root.children = {0: "a"}
+    root.rest = Search(value=0.1, best=1, excluded=frozenset({0}))
+    book.update()
+    assert root.value == pytest.approx(0.2)  # the child's -(-0.2) beats the rest's 0.1
+    root.children[1] = "b"
+    root.rest = Search(value=-0.3, best=2, excluded=frozenset({0, 1}))
+    book.update()
+    assert root.value == pytest.approx(0.2)  # b is worth -0.5 to the root: a stays best
+    book.nodes["a"].first = book.nodes["a"].rest = Search(value=0.9, best=1, proven=1)  # a proven win for its mover
+    book.update()
+    assert book.nodes["a"].proven == 1 and root.value == pytest.approx(-0.3)  # now the rest is best
+    book.nodes["b"].exact = -1  # b lost for its mover: the root wins
+    book.update()
+    assert root.proven == 1 and root.value == 1.0
+
+
+def test_a_node_is_lost_only_when_every_move_is_proven_lost():
+    book = Book("r")
+    book.nodes = {"r": _node("r", 0.0), "a": _node("a", 1.0, proven=1, line=[0])}
+    root = book.nodes["r"]
+    root.children = {0: "a"}
+    root.rest = Search(value=-0.9, best=1, excluded=frozenset({0}))
+    book.update()
+    assert root.proven == 0  # the rest is only an estimate
+    root.rest = Search(value=-1.0, best=1, proven=-1, excluded=frozenset({0}))
+    book.update()
+    assert root.proven == -1 and root.value == -1.0
+
+
+def test_growth_costs_favour_even_positions_and_best_moves():
+    book = Book("r")
+    book.nodes = {"r": _node("r", 0.0)}
+    near = book.move_cost(book.nodes["r"], 0.0)
+    sure = book.move_cost(book.nodes["r"], 0.8)
+    assert near < sure  # the start: no gap term, a sure value costs more
+    book.nodes["r"].value = 0.5
+    book.start = "elsewhere"
+    assert book.move_cost(book.nodes["r"], 0.5) < book.move_cost(book.nodes["r"], 0.3)  # worse moves cost more
+
+
+# ---------------------------------------------------------------------------------- growth
+def grow(folder: Path, checkpoint: str = HEX4, nodes: int = 40, sims: int = 32, batch: int = 16, exact: bool = False,
+         after: list[str] | None = None):
+    ckpt = load_checkpoint(checkpoint)
+    env = VecEnv(ckpt.game)
+    start = play_moves(env, after) if after else env.initial_state(1)
+    if (folder / store.BOOK_FILE).exists():
+        opened = open_book(folder)
+    else:
+        opened = new_book(folder, env.game.spec, after or [], Canonical(env).keys(start).keys[0], checkpoint,
+                          checkpoint_digest(checkpoint), sims)
+    grower = Grower(env, ckpt.model, folder, opened.book, start, sims=sims, batch=batch,
+                    solver=HexSolver(env.game.board) if exact else None)
+    while len(opened.book) < nodes:
+        result = grower.round(nodes - len(opened.book))
+        if result.new_nodes == 0 and result.searches == 0:
+            break
+    return opened, env, start
+
+
+@pytest.fixture(scope="module")
+def hex4_book(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("book") / "hex4"
+    opened, env, start = grow(folder, nodes=60)
+    return folder, opened, env, start
+
+
+def test_the_first_move_table_matches_the_exact_solver_on_hex4(hex4_book):
+    """Every first move of Hex 4x4 is in the table, classified as the solver does, and every move
+    the book calls decided is right."""
+    folder, opened, env, start = hex4_book
+    wins = {env.game.action_name(a) for a in HexSolver(env.game.board).winning_openings()}
+    rows = move_table(env, opened.book, start, {env.game.action_name(a): env.game.action_name(a) in wins
+                                                 for a in range(16)})
+    assert len(rows) == 16 and len({m.group for m in rows}) == 8
+    assert all((m.win_rate > 0.5) == m.exact_win for m in rows)
+    decided = [m for m in rows if m.decided]
+    assert decided and all((m.win_rate > 0.5) == m.exact_win for m in decided)
+    assert {m.move for m in rows if m.swap} == wins  # the swap map: swap after the winning openings
+
+
+def test_the_book_grows_below_the_first_moves_and_links_transpositions(hex4_book):
+    folder, opened, env, start = hex4_book
+    book = opened.book
+    assert len(book) >= 60
+    deep = [n for n in book.nodes.values() if len(n.line) >= 3]
+    assert deep, "the book grew below the replies"
+    assert any(len(n.parents) > 1 for n in book.nodes.values()), "a position reached two ways is one node"
+    for node in book.nodes.values():  # each node's key is its line's position's key
+        state = play_moves(env, [env.game.action_name(a) for a in node.line]) if node.line else start
+        assert Canonical(env).keys(state).keys[0] == node.key
+        for a, child in node.children.items():  # every edge leads where its move leads
+            real = Canonical(env).to_real([a], Canonical(env).keys(state).symmetry[0])[0]
+            after = env.step(state, torch.tensor([real]))
+            assert Canonical(env).keys(after).keys[0] == child
+
+
+def test_the_file_replays_to_the_same_book(hex4_book):
+    folder, opened, env, start = hex4_book
+    again = open_book(folder).book
+    assert set(again.nodes) == set(opened.book.nodes)
+    for key, node in opened.book.nodes.items():
+        assert again.nodes[key].value == pytest.approx(node.value, abs=1e-4)
+        assert again.nodes[key].children == node.children
+    store.compact(folder, open_book(folder).header, again, open_book(folder).runs)
+    compacted = open_book(folder).book
+    assert {k: round(n.value, 4) for k, n in compacted.nodes.items()} == {k: round(n.value, 4)
+                                                                          for k, n in again.nodes.items()}
+
+
+def test_exact_solver_marks_every_position_proven(tmp_path):
+    opened, env, start = grow(tmp_path / "b", nodes=12, exact=True)
+    wins = {env.game.action_name(a) for a in HexSolver(env.game.board).winning_openings()}
+    rows = move_table(env, opened.book, start)
+    assert all(m.proven is not None and m.decided for m in rows)
+    assert {m.move for m in rows if m.proven == "win"} == wins
+
+
+def test_a_damaged_line_is_refused_and_a_torn_last_line_dropped(tmp_path):
+    folder = tmp_path / "b"
+    grow(folder, nodes=12)
+    path = folder / store.BOOK_FILE
+    lines = path.read_text().splitlines(keepends=True)
+    torn = "".join(lines) + lines[-2][:40]  # a write cut short by kill -9
+    path.write_text(torn)
+    opened = open_book(folder)
+    assert len(opened.book) >= 12
+    grow(folder, nodes=len(opened.book) + 4)  # growing on drops the torn line first
+    assert len(open_book(folder).book) >= 16
+    lines = path.read_text().splitlines(keepends=True)
+    entry = json.loads(lines[3])
+    entry["line"] = entry.get("line", []) + [0]  # valid JSON, another position's line: the checksum tells
+    path.write_text("".join(lines[:3] + [json.dumps(entry) + "\n"] + lines[4:]))
+    with pytest.raises(BookError, match=r"book.jsonl:4: the line's checksum does not match"):
+        open_book(folder)
+
+
+def test_a_book_refuses_another_model_game_or_start(tmp_path):
+    folder = tmp_path / "b"
+    opened, env, start = grow(folder, nodes=4)
+    with pytest.raises(BookError, match="grown with .* another model"):
+        check_same(opened, "hex-4", [], "0" * 16, "other.pt", allow_other_model=False)
+    check_same(opened, "hex-4", [], "0" * 16, "other.pt", allow_other_model=True)
+    with pytest.raises(BookError, match="a book of hex-4"):
+        check_same(opened, "hex-5", [], opened.model_digest, "x.pt", allow_other_model=False)
+    with pytest.raises(BookError, match="starts at the empty board"):
+        check_same(opened, "hex-4", ["b2"], opened.model_digest, "x.pt", allow_other_model=False)
+
+
+def test_a_book_from_a_later_position(tmp_path):
+    opened, env, start = grow(tmp_path / "b", nodes=20, after=["b2"])
+    rows = move_table(env, opened.book, start)
+    assert len(rows) == 15 and opened.start_moves == ["b2"]
+
+
+# ----------------------------------------------------------------------------------- in play
+def test_a_session_plays_the_book_move_while_in_the_book(hex4_book):
+    from conhex_zero.play.session import PlaySession
+
+    folder, opened, env, start = hex4_book
+    session = PlaySession("hex-4", HEX4, simulations=8, book=str(folder))
+    move = session.ai_move()
+    assert move.analysis.source == "book"
+    best = opened.book.best_move(opened.book.nodes[opened.book.start])
+    k = Canonical(env).keys(start).symmetry[0]
+    assert move.action == Canonical(env).to_real([best], k)[0]
+    assert session.to_json()["book"] is not None
+    plain = PlaySession("hex-4", HEX4, simulations=8)
+    assert plain.ai_move().analysis.source == "search" and plain.to_json()["book"] is None
+
+
+def test_a_book_player_from_its_name(hex4_book):
+    from conhex_zero.agents.player_specs import PlayerSpecError, parse_player
+    from conhex_zero.agents.players import make_player
+
+    folder, opened, env, start = hex4_book
+    player = make_player(f"{HEX4}:sims=8:book={folder}", env)
+    state = State.cat([env.initial_state(1), play_moves(env, ["a1", "d4", "a2", "d3", "a3"])])
+    actions = player.act(state)
+    assert player.book_moves[0] and int(actions[0]) >= 0 and int(actions[1]) >= 0
+    with pytest.raises(PlayerSpecError, match="no opening book"):
+        parse_player(f"{HEX4}:book={folder}-missing")
+
+
+# ------------------------------------------------------------------------------------- pages
+def test_pages_link_every_book_move_and_draw_the_line(hex4_book, tmp_path):
+    from conhex_zero.book.pages import page_name, write_pages
+
+    folder, opened, env, start = hex4_book
+    rows = move_table(env, opened.book, start)
+    count = write_pages(opened, env, start, rows, tmp_path / "pages")
+    assert count == len(opened.book) + 1
+    index = (tmp_path / "pages" / "index.html").read_text()
+    assert len(re.findall(r'<a href="p-[0-9a-f]{16}\.html" class="move"', index)) == 16  # every first move on the board
+    for node in list(opened.book.nodes.values())[:20]:
+        page = (tmp_path / "pages" / page_name(node.key)).read_text()
+        pieces = re.findall(r'data-move="(\w+)" data-piece="([xo])"', page)
+        assert sorted(m for m, _ in pieces) == sorted(env.game.action_name(a) for a in node.line)
+        for child in node.children.values():
+            assert page_name(child) in page and (tmp_path / "pages" / page_name(child)).exists()
+
+
+# ------------------------------------------------------------------------------------- command
+def test_book_commands(tmp_path, capsys):
+    from conhex_zero.cli.main import main
+
+    out = tmp_path / "b"
+    assert main(["book", "grow", HEX4, "--out", str(out), "--nodes", "20", "--sims", "16", "--quiet",
+                 "--no-exact"]) == 0
+    assert main(["book", "grow", HEX4, "--out", str(out), "--nodes", "5", "--quiet", "--no-exact"]) == 0
+    assert main(["book", "show", str(out), "--json", str(tmp_path / "t.json")]) == 0
+    text = capsys.readouterr().out
+    assert "exact solver: the book classifies 16 of 16 moves correctly" in text
+    table = json.loads((tmp_path / "t.json").read_text())
+    first = table["openings"][0]
+    for key in ("move", "win_rate", "value", "minimax_value", "search_value", "decided", "proven", "swap",
+                "nodes", "best_line"):
+        assert key in first
+    assert len(table["openings"]) == 16 and table["book_nodes"] >= 25
+    runs = open_book(out).runs
+    assert [r["nodes_before"] for r in runs] == [0, runs[0]["nodes_after"]] and runs[0]["sims"] == 16
+    assert main(["book", "grow", str(ROOT / "checkpoints" / "hex5-l4h64.pt"), "--out", str(out), "--nodes", "1"]) == 2
+    assert "a book of hex-4" in capsys.readouterr().err
+    assert main(["book", "show", str(tmp_path / "nothing")]) == 2
+    assert "no book at" in capsys.readouterr().err
+    assert main(["book", "html", str(out), "--out", str(tmp_path / "pages")]) == 0
+    assert (tmp_path / "pages" / "index.html").exists()
