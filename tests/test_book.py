@@ -209,10 +209,29 @@ def test_the_file_replays_to_the_same_book(hex4_book):
     for key, node in opened.book.nodes.items():
         assert again.nodes[key].value == pytest.approx(node.value, abs=1e-4)
         assert again.nodes[key].children == node.children
+    log_size = (folder / store.BOOK_FILE).stat().st_size
     store.compact(folder, open_book(folder).header, again, open_book(folder).runs)
+    assert (folder / store.BOOK_FILE).stat().st_size == 0 and 0 < (folder / store.BASE_FILE).stat().st_size < log_size / 3
     compacted = open_book(folder).book
     assert {k: round(n.value, 4) for k, n in compacted.nodes.items()} == {k: round(n.value, 4)
                                                                           for k, n in again.nodes.items()}
+
+
+def test_a_compacted_book_grows_on_and_its_base_is_checked(tmp_path):
+    import gzip
+
+    folder = tmp_path / "b"
+    opened, env, start = grow(folder, nodes=10)
+    store.compact(folder, opened.header, opened.book, opened.runs)
+    grow(folder, nodes=16)  # appended to the emptied log, over the compacted base
+    assert len(open_book(folder).book) >= 16 and (folder / store.BOOK_FILE).stat().st_size > 0
+    lines = gzip.decompress((folder / store.BASE_FILE).read_bytes()).decode().splitlines()
+    entry = json.loads(lines[2])
+    entry["legal"] = entry.get("legal", 0) + 1
+    lines[2] = json.dumps(entry)
+    (folder / store.BASE_FILE).write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    with pytest.raises(BookError, match=r"book.jsonl.gz:3: the line's checksum does not match"):
+        open_book(folder)
 
 
 def test_exact_solver_marks_every_position_proven(tmp_path):

@@ -216,3 +216,71 @@ def test_conhex_board_and_the_ai_answering(page, serve, capsys):
                                        "cs => cs.map(c => getComputedStyle(c).fill)")
     assert set(filled) <= {"rgb(244, 199, 195)", "rgb(198, 219, 239)"}  # the owners' light colours
     screenshot(page, "conhex-in-progress", capsys)
+
+
+# ----------------------------------------------------------------------------------- the book
+@pytest.fixture(scope="module")
+def hex4_book_pages(tmp_path_factory):
+    """A small Hex 4x4 book and its pages (``book grow`` and ``book html``)."""
+    from conhex_zero.cli.main import main
+
+    root = tmp_path_factory.mktemp("book")
+    checkpoint = str(Path(__file__).resolve().parent.parent / "checkpoints" / "hex4-l3h32.pt")
+    assert main(["book", "grow", checkpoint, "--out", str(root / "book"), "--nodes", "40", "--sims", "16",
+                 "--no-exact", "--quiet"]) == 0
+    assert main(["book", "html", str(root / "book"), "--out", str(root / "pages")]) == 0
+    return root
+
+
+def board_pieces(page) -> list[str]:
+    return sorted(page.eval_on_selector_all("g.hole[data-piece]", "gs => gs.map(g => g.dataset.move)"))
+
+
+def line_of(page) -> list[str]:
+    return page.inner_text("h1").split() if page.inner_text("h1") != "the start position" else []
+
+
+def test_book_pages_clicked_move_by_move(page, hex4_book_pages, capsys):
+    """The static pages in the browser: a click on a move on the board leads to its page, whose board
+    holds exactly the pieces of its line; the line's links lead back."""
+    page.goto((hex4_book_pages / "pages" / "index.html").as_uri())
+    assert board_pieces(page) == [] and page.locator("#first-moves tr").count() == 17
+    first = page.get_attribute("a.move", "data-move")
+    page.click(f'a.move[data-move="{first}"]')
+    page.wait_for_load_state()
+    assert line_of(page) == [first] and board_pieces(page) == [first]
+    screenshot(page, "book-hex4-first-move", capsys)
+    for _ in range(2):  # deeper: every page's board matches its line
+        links = page.locator("a.move")
+        if links.count() == 0:
+            break
+        before = line_of(page)
+        reply = links.first.get_attribute("data-move")
+        links.first.click()
+        page.wait_for_load_state()
+        line = line_of(page)
+        assert board_pieces(page) == sorted(line) and reply in line and len(line) == len(before) + 1
+    page.click("p.nav a >> nth=0")  # back to the start along the line
+    page.wait_for_load_state()
+    assert page.locator("#first-moves").count() == 1
+
+
+def test_serve_shows_the_book(page, hex4_book_pages, capsys):
+    """serve --book DIR: the book's values on the board and in the book's card; the AI's move from the
+    book says so."""
+    checkpoint = str(Path(__file__).resolve().parent.parent / "checkpoints" / "hex4-l3h32.pt")
+    server = PlayServer(GameServer(checkpoint, "hex-4", 1, book=str(hex4_book_pages / "book")), "127.0.0.1", 0)
+    start_in_thread(server)
+    try:
+        page.goto(server.url)
+        settled(page)  # the AI opened from the book
+        assert "from the opening book" in page.inner_text("#eval-text")
+        assert page.is_visible("#book-card") and page.locator("#book-moves tbody tr").count() >= 1
+        assert page.locator(".hole.book-move").count() >= 1
+        value = page.text_content(".hole.book-move .book-value")
+        assert re.fullmatch(r"\d+%|proven (win|loss)", value)
+        screenshot(page, "serve-book", capsys)
+    finally:
+        server.shutdown()
+        server.server_close()
+        server.game.close()

@@ -167,7 +167,8 @@ def test_json_for_a_page():
     json.dumps(data)
     assert {"game", "board", "rules", "player", "moves", "opening_moves", "ply", "to_move", "winner", "is_over",
             "hole_names", "hole_owners", "cell_owners", "legal_moves", "swap_legal", "last_move",
-            "undoable"} == set(data)
+            "undoable", "book"} == set(data)
+    assert data["book"] is None  # no opening book given
     assert data["moves"] == ["F6"] and data["to_move"] == 1 and data["winner"] is None and data["swap_legal"]
     assert len(data["hole_owners"]) == 69 and len(data["cell_owners"]) == 41 and len(data["hole_names"]) == 69
     assert data["hole_owners"][data["hole_names"].index("F6")] == 0 and data["last_move"] == "F6"

@@ -109,7 +109,7 @@ def parse_player(spec: str, simulations: int | None = None) -> PlayerSpec:
     booked = re.fullmatch(r"(.+):book=([^:]+)", text, flags=re.DOTALL)
     if booked:
         text, book = booked.group(1), booked.group(2)
-        if not (Path(book) / "book.jsonl").is_file():
+        if not ((Path(book) / "book.jsonl").is_file() or (Path(book) / "book.jsonl.gz").is_file()):
             raise PlayerSpecError(f"{_shown(spec)}: no opening book at {book[:60]!r} (a folder made by conhex-zero book "
                                   f"grow)")
     seconds = None

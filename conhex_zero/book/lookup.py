@@ -19,7 +19,7 @@ from torch import Tensor
 
 from conhex_zero.book.folder import OpenBook, open_book
 from conhex_zero.book.keys import Canonical
-from conhex_zero.book.store import BookError, book_path
+from conhex_zero.book.store import BASE_FILE, BookError, book_path
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
 
@@ -61,19 +61,23 @@ class BookView:
 
 
 @functools.lru_cache(maxsize=4)
-def _read(folder: str, stamp: tuple[int, int]) -> OpenBook:
+def _read(folder: str, stamp: tuple[int, ...]) -> OpenBook:
     return open_book(folder)
 
 
 def read_book(folder: str | Path) -> OpenBook:
     """A book folder's book, read once while its file is unchanged (a GTP engine or a page starts a
     session per game)."""
-    path = book_path(folder)
-    try:
-        info = path.stat()
-    except OSError:
+    stamp = []
+    for path in (book_path(folder), Path(folder) / BASE_FILE):
+        try:
+            info = path.stat()
+            stamp += [info.st_mtime_ns, info.st_size]
+        except OSError:
+            stamp += [0, 0]
+    if not any(stamp):
         return open_book(folder)  # says why, as a BookError
-    return _read(str(folder), (info.st_mtime_ns, info.st_size))
+    return _read(str(folder), tuple(stamp))
 
 
 def book_game(folder: str | Path) -> str:

@@ -1,4 +1,5 @@
-"""The book's file: ``DIR/book.jsonl``, one JSON object a line, each line checksummed.
+"""The book's files: ``DIR/book.jsonl.gz`` (the book as of its last compaction) and ``DIR/book.jsonl``
+(what growth appended since), one JSON object a line, each line checksummed.
 
 The first line is the header: the game, the model the book is grown with (file name and content
 digest), the start position (``--after``), the search's settings. Then one line per event, in the
@@ -16,23 +17,31 @@ Every line carries ``crc``, the CRC-32 of its other fields (as ``json.dumps`` wi
 writes them): a changed byte anywhere is found on reading and named by its line. Lines are appended
 a round of growth at a time and flushed to the disk (``fsync``) before the next round starts, so a
 process killed at any moment loses at most the round in flight: its torn last line (no newline) is
-dropped on reading, as ``files.jsonl`` does for every log. ``compact`` rewrites the file with one
-line per node and edge (atomically: a new file renamed over the old one).
+dropped on reading, as ``files.jsonl`` does for every log. ``compact`` writes the book's present
+state, one line per node, edge group and rest, compressed, into ``book.jsonl.gz`` (atomically: a new
+file renamed over the old one) and then empties ``book.jsonl``; a process killed between the two
+leaves lines in both, which replay to the same book (every line sets a state, so a line read twice
+changes nothing). A shipped book is its ``book.jsonl.gz`` (about a fifth of the plain lines).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import zlib
 from pathlib import Path
 from typing import Any, Iterable
 
 from conhex_zero.book.graph import Book, MoveStats, Node, Search
-from conhex_zero.files.disk import write_text_atomic
+from conhex_zero.files.disk import write_bytes_atomic, write_text_atomic
 from conhex_zero.files.jsonl import JsonlError, append_jsonl, iter_jsonl
+from conhex_zero.files.untrusted import loads_json
 
 FORMAT = 1
 BOOK_FILE = "book.jsonl"
+"""The lines appended since the last compaction (all of a book that was never compacted)."""
+BASE_FILE = "book.jsonl.gz"
+"""The book as of its last compaction."""
 
 
 class BookError(ValueError):
@@ -52,25 +61,55 @@ def book_path(folder: str | Path) -> Path:
     return Path(folder) / BOOK_FILE
 
 
+def is_book(folder: str | Path) -> bool:
+    """Whether the folder holds a book's files."""
+    return (Path(folder) / BOOK_FILE).is_file() or (Path(folder) / BASE_FILE).is_file()
+
+
+def _checked(path: Path, number: int, entry: dict[str, Any]) -> dict[str, Any]:
+    if entry.get("crc") != crc(entry):
+        raise BookError(f"{path}:{number}: the line's checksum does not match its contents (the file was "
+                        f"changed or damaged; a book is written only by conhex-zero book grow)")
+    return entry
+
+
+def _base_entries(path: Path) -> list[dict[str, Any]]:
+    try:
+        text = gzip.decompress(path.read_bytes()).decode("utf-8")
+    except (OSError, EOFError, UnicodeDecodeError, gzip.BadGzipFile) as err:
+        raise BookError(f"{path} cannot be read ({getattr(err, 'strerror', None) or err})") from None
+    entries = []
+    for number, line in enumerate(text.splitlines(), 1):
+        try:
+            entry = loads_json(line)
+        except ValueError as err:
+            raise BookError(f"{path}:{number}: not a JSON object ({err})") from None
+        if not isinstance(entry, dict):
+            raise BookError(f"{path}:{number}: not a JSON object")
+        entries.append(_checked(path, number, entry))
+    return entries
+
+
 def read_entries(folder: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The header and the events of a book, every line's checksum verified."""
-    path = book_path(folder)
-    if not path.is_file():
+    """The header and the events of a book (its compacted base, then the lines appended since),
+    every line's checksum verified."""
+    path, base = book_path(folder), Path(folder) / BASE_FILE
+    if not is_book(folder):
         raise BookError(f"{folder} is not a book: it has no {BOOK_FILE} (grow one with conhex-zero book grow CKPT "
                         f"--out {folder})")
-    entries = []
+    entries = _base_entries(base) if base.is_file() else []
     try:
-        for number, entry in iter_jsonl(path):
-            if entry.get("crc") != crc(entry):
-                raise BookError(f"{path}:{number}: the line's checksum does not match its contents (the file was "
-                                f"changed or damaged; a book is written only by conhex-zero book grow)")
-            entries.append(entry)
+        if path.is_file():
+            for number, entry in iter_jsonl(path):
+                if entries and entry.get("type") == "header":
+                    continue  # the header again: a compaction was stopped before it emptied the log
+                entries.append(_checked(path, number, entry))
     except JsonlError as err:
         raise BookError(str(err)) from None
     except OSError as err:
         raise BookError(f"{path} cannot be read ({err.strerror or err})") from None
     if not entries or entries[0].get("type") != "header":
-        raise BookError(f"{path} does not start with a book's header line")
+        raise BookError(f"{base if base.is_file() else path} does not start with a book's header line")
     header = entries[0]
     if header.get("format") != FORMAT:
         raise BookError(f"{path}: book format {header.get('format')!r}, this conhex-zero reads format {FORMAT}")
@@ -152,8 +191,8 @@ def replay(header: dict[str, Any], events: list[dict[str, Any]], gap_cost: float
 
 
 def compact(folder: str | Path, header: dict[str, Any], book: Book, runs: list[dict[str, Any]]) -> None:
-    """Rewrite the file with the book's present state (one line per node, edge group, rest and
-    exact result, then the runs), atomically."""
+    """Write the book's present state (one line per node, edge group, rest and exact result, then
+    the rounds and runs) into the compressed base, atomically, then empty the log."""
     entries: list[dict[str, Any]] = [header]
     order = book.order()
     for node in order:
@@ -170,4 +209,6 @@ def compact(folder: str | Path, header: dict[str, Any], book: Book, runs: list[d
             entries.append(rest_entry(node.key, node.rest))
     entries.extend(book.rounds)
     entries.extend(runs)
-    write_text_atomic(book_path(folder), "".join(json.dumps(sealed(e)) + "\n" for e in entries))
+    text = "".join(json.dumps(sealed(e)) + "\n" for e in entries)
+    write_bytes_atomic(Path(folder) / BASE_FILE, gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
+    write_text_atomic(book_path(folder), "")

@@ -95,8 +95,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     html.set_defaults(run=run_html)
 
 
+def _is_book(path: str | Path) -> bool:
+    return (Path(path) / "book.jsonl").is_file() or (Path(path) / "book.jsonl.gz").is_file()
+
+
 def _book_folder(path: str) -> None:
-    if not (Path(path) / "book.jsonl").is_file():
+    if not _is_book(path):
         if not Path(path).exists():
             raise CliError(f"no book at {path} (grow one with conhex-zero book grow CKPT --out {path})")
         raise CliError(f"{path} is not a book: it has no book.jsonl (grow one with conhex-zero book grow CKPT "
@@ -115,7 +119,7 @@ def _out_folder(flag: str, path: str) -> Path:
 def run_grow(args: argparse.Namespace) -> int:
     preflight_checkpoint(args.checkpoint)
     out = _out_folder("--out", args.out)
-    exists = (out / "book.jsonl").is_file()
+    exists = _is_book(out)
     if not exists and out.exists() and any(out.iterdir()):
         raise CliError(f"--out {args.out}: the folder holds other files and no book: give a new or empty folder")
     if exists and (args.gap_cost is not None or args.sure_cost is not None):

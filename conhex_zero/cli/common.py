@@ -359,7 +359,7 @@ def preflight_book(path: str | None) -> None:
     """An opening book folder (None: none given) that holds a book file, or ``CliError``."""
     if path is None:
         return
-    if not (Path(path) / "book.jsonl").is_file():
+    if not ((Path(path) / "book.jsonl").is_file() or (Path(path) / "book.jsonl.gz").is_file()):
         raise CliError(f"--book {path}: no opening book there (a folder made by conhex-zero book grow)")
 
 
