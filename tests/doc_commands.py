@@ -65,6 +65,8 @@ CLI_SHRINK: dict[str, dict[str, tuple[object, bool]]] = {
     "bench selfplay": {"--seconds": (SMALL_SECONDS, True)},
     "rate": {"--games": (2, True), "--previous-games": (2, True), "--sims": (SMALL_SIMS, True)},
     "distill": {"--positions": (64, True), "--games": (16, True), "--epochs": (1, True), "--batch": (16, True)},
+    "book grow": {"--nodes": (6, True), "--sims": (SMALL_SIMS, True), "--minutes": (0.05, False), "--batch": (8, False)},
+    "book html": {"--depth": (1, True)},
 }
 SEARCHING = ("play", "gtp", "serve")
 """Commands whose checkpoint player searches --sims N a move unless --seconds S is given."""
@@ -77,6 +79,7 @@ SCRIPT_SHRINK: dict[str, dict[str, tuple[object, bool]]] = {
     "bench_convergence.py": {"--positions": (4, True), "--sims": (SMALL_SIMS, True), "--batch": (4, True)},
     "measure_model.py": {"--games": (2, True), "--sims": (SMALL_SIMS, True), "--equal-time-games": (0, True)},
     "ab_search.py": {"--games": (2, True), "--sims": (SMALL_SIMS, True)},
+    "bench_book.py": {"--nodes": (12, True), "--sims": (SMALL_SIMS, True), "--batch": (8, True)},
     "bench_one_position.py": {"--sims": (SMALL_SIMS, True), "--seconds": (SMALL_SECONDS, True), "--repeats": (1, True),
                               "--sims-large": (SMALL_SIMS, False), "--batch-large": (8, False)},
 }
@@ -337,11 +340,11 @@ def shrink(inv: Invocation, cuda: bool = False) -> Invocation:
 
 
 def subcommand(args: list[str]) -> tuple[str, int]:
-    """(``train``, ``bench env`` ..., the index after it) of conhex-zero arguments."""
+    """(``train``, ``bench env``, ``book grow`` ..., the index after it) of conhex-zero arguments."""
     if not args or args[0].startswith("-"):
         return "", 0
-    if args[0] == "bench" and len(args) > 1 and not args[1].startswith("-"):
-        return f"bench {args[1]}", 2
+    if args[0] in ("bench", "book") and len(args) > 1 and not args[1].startswith("-"):
+        return f"{args[0]} {args[1]}", 2
     return args[0], 1
 
 

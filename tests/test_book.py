@@ -351,3 +351,16 @@ def test_book_commands(tmp_path, capsys):
     assert "no book at" in capsys.readouterr().err
     assert main(["book", "html", str(out), "--out", str(tmp_path / "pages")]) == 0
     assert (tmp_path / "pages" / "index.html").exists()
+
+
+def test_the_report_shows_the_book_beside_the_opening_table(hex4_book, tmp_path):
+    from conhex_zero.cli.main import main
+
+    folder, opened, env, start = hex4_book
+    out = tmp_path / "report"
+    assert main(["report", HEX4, "--games", "2", "--sims", "4", "--opening-sims", "8", "--random-games", "10",
+                 "--book", str(folder), "--out", str(out), "--quiet"]) == 0
+    text = (out / "report.md").read_text()
+    assert "### The opening book" in text and re.search(r"The book and the table put \d+ of 8 opening groups", text)
+    book = json.loads((out / "report.json").read_text())["book"]
+    assert len(book["openings"]) == 16 and book["book_nodes"] == len(opened.book)

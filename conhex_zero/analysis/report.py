@@ -43,14 +43,17 @@ def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
 
 
 def write_report(stats: GameStats, openings: PositionAnalysis | None, out_dir: str | Path,
-                 command: str = "", size: tuple[int, int] = (800, 800), table: OpeningTable | None = None) -> Path:
+                 command: str = "", size: tuple[int, int] = (800, 800), table: OpeningTable | None = None,
+                 book: tuple[list[str], dict] | None = None) -> Path:
     """Write ``report.md`` (and its pictures and ``report.json``) into ``out_dir``; returns the .md path.
-    ``table`` (of ``openings``) adds the second model's verdicts and the empirical check."""
+    ``table`` (of ``openings``) adds the second model's verdicts and the empirical check; ``book``
+    (Markdown lines and JSON of ``book.table``) the opening book's first-move table."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     # The numbers first: whatever happens to the pictures, the measurements are kept.
     opening_json = (table.to_json() if table is not None else openings.to_json()) if openings is not None else None
-    (out / "report.json").write_text(json.dumps({"stats": stats.to_json(), "openings": opening_json}, indent=1) + "\n")
+    (out / "report.json").write_text(json.dumps({"stats": stats.to_json(), "openings": opening_json,
+                                                 **({"book": book[1]} if book is not None else {})}, indent=1) + "\n")
     env = VecEnv(stats.game)
     board = env.game.board
     names = board.hole_names
@@ -206,6 +209,8 @@ def write_report(stats: GameStats, openings: PositionAnalysis | None, out_dir: s
                "searches per opening" + (f", checked at {', '.join(str(e) for e in levels)}" if levels else "")
                + "; on the map, undecided openings carry a question mark.", "", "![openings](openings.png)", ""]
         md += opening_table_section(openings, table, levels)
+    if book is not None:
+        md += book[0]
 
     # 6. Draws.
     draws = ns.draws + ws.draws

@@ -127,3 +127,41 @@ def table_json(rows: list[BookMove], *, game: str, checkpoint: str, digest: str,
              "exact_win": m.exact_win}
             for m in rows],
     }
+
+
+def book_section(rows: list[BookMove], *, folder: str, nodes: int, minutes: float, model: str, sims: int,
+                 table_win: dict[str, float] | None = None, pie_rule: bool = True) -> list[str]:
+    """The book's first-move table as Markdown (the report's "The opening book"): one row per
+    group of symmetric moves, with the single-search table's win % beside it where given
+    (``table_win``: move -> the opener's win %, e.g. the report's opening table)."""
+    groups: dict[int, list[BookMove]] = {}
+    for m in rows:
+        groups.setdefault(m.group, []).append(m)
+    swap = any(m.swap is not None for m in rows)
+    md = ["### The opening book", "",
+          f"The book `{folder}` ({nodes} positions, grown with `{model}` for {minutes:.0f} minutes at {sims} "
+          "simulations a position; `conhex-zero book show` prints it): each opening's win % for the first player "
+          "by the book's minimax" + (" (the second player does not swap)" if pie_rule else "") + ", beside one search of the position"
+          + (" and the opening table above" if table_win else "") + "; decided: the book is sure which side wins "
+          "(docs/analysis.md, \"The opening book\").", "",
+          "| openings | book | one search |" + (" table |" if table_win else "") + " decided | positions |"
+          + (" swap |" if swap else "") + " best replies |",
+          "|---|---|---|" + ("---|" if table_win else "") + "---|---|" + ("---|" if swap else "") + "---|"]
+    differ = []
+    for group in groups.values():
+        m = group[0]
+        decided = f"proven {m.proven}" if m.proven else ("yes" if m.decided else "no")
+        row = (f"| {' '.join(x.move for x in group)} | {100 * m.win_rate:.1f}% | {100 * m.search_win_rate:.1f}% |")
+        if table_win:
+            t = table_win.get(m.move)
+            row += f" {'-' if t is None else f'{100 * t:.1f}%'} |"
+            if t is not None and (t > 0.5) != (m.win_rate > 0.5):
+                differ.append(m)
+        row += f" {decided} | {m.nodes} |" + (f" {'yes' if m.swap else 'no'} |" if swap else "")
+        row += f" {' '.join(m.best_line[:4])} |"
+        md.append(row)
+    if table_win:
+        md += ["", f"The book and the table put {len(differ)} of {len(groups)} opening groups on different sides of "
+               "50%" + (": " + ", ".join(f"{m.move} (book {100 * m.win_rate:.1f}%, table "
+                                          f"{100 * table_win[m.move]:.1f}%)" for m in differ) if differ else "") + "."]
+    return md + [""]

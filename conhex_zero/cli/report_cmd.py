@@ -9,7 +9,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from conhex_zero.cli.common import (CliError, preflight_checkpoint, preflight_game, HelpFormatter,
+from conhex_zero.cli.common import (preflight_book, CliError, preflight_checkpoint, preflight_game, HelpFormatter,
                                     add_threads_argument, check_output_dir, game_for_players, plural,
                                     resolve_device)
 from conhex_zero.cli.numbers import MAX_SIMULATIONS, SEED, SIMS, Whole, Wholes
@@ -49,6 +49,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="check the K best and K worst openings and those where the models disagree (default: 10)")
     p.add_argument("--random-games", type=Whole(0, 100_000), default=10000,
                    help="uniformly random games played to the end, for draws and lengths (default: 10000)")
+    p.add_argument("--book", metavar="DIR", help="an opening book of the same game (conhex-zero book grow): its "
+                   "first-move table beside the opening table, and where the two disagree")
     p.add_argument("--size", default="800x800", metavar="WxH", help="board picture size (default: 800x800)")
     p.add_argument("--seed", type=SEED, default=0, help="seed (default: 0)")
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
@@ -99,6 +101,31 @@ def summary(stats, openings, board) -> list[str]:
     return lines
 
 
+def _book_section(folder: str, env, openings) -> tuple[list[str], dict]:
+    """The opening book's table (Markdown and JSON) beside the report's opening table."""
+    from conhex_zero.book.folder import open_book
+    from conhex_zero.book.store import BookError
+    from conhex_zero.book.table import book_section, move_table, table_json
+    from conhex_zero.play.checkpoints import same_game
+
+    try:
+        opened = open_book(folder)
+    except BookError as err:
+        raise CliError(f"--book: {err}") from None
+    if not same_game(opened.game, env.game) or opened.start_moves:
+        raise CliError(f"--book {folder}: a book of {opened.game} from "
+                       f"{' '.join(opened.start_moves) or 'the empty board'}; the report needs one of "
+                       f"{env.game.spec} from the empty board")
+    if opened.book.start not in opened.book.nodes:
+        raise CliError(f"--book {folder}: the book has no positions yet")
+    rows = move_table(env, opened.book, env.initial_state(1))
+    table_win = {m.move: m.win_rate for m in openings.moves} if openings is not None else None
+    md = book_section(rows, folder=folder, nodes=len(opened.book), minutes=opened.minutes, model=opened.model_file,
+                      sims=opened.sims, table_win=table_win, pie_rule=env.game.swap)
+    return md, table_json(rows, game=opened.game, checkpoint=opened.model_file, digest=opened.model_digest,
+                          sims=opened.sims, folder=folder, nodes=len(opened.book), opening=True, truth_source=None)
+
+
 def _check_memory(args: argparse.Namespace, env, sims: int, opening_sims: int, two_models: bool) -> None:
     """The self-play games (--games at once, --sims a move), the opening table's searches and the
     check's games fit in this machine's free memory (``CliError`` before any game otherwise)."""
@@ -127,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"mcts-rollout:K needs from 1 to {MAX_SIMULATIONS} simulations")
     preflight_checkpoint(args.other, "--other")
     preflight_game(args.game)
+    preflight_book(args.book)
     if (args.other or args.check_games) and rollout:
         raise CliError("--other and --check-games need a checkpoint (the opening table is the network's)")
     opening_sims = max(args.opening_sims)
@@ -194,7 +222,8 @@ def run(args: argparse.Namespace) -> int:
                                           openings_to_check(openings, other_analysis, args.check_count),
                                           args.check_games, args.check_sims, seed=args.seed, progress=not args.quiet)
     command = "conhex-zero " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["report"] else ""
-    path = write_report(stats, openings, out, command=command, size=size, table=table)
+    book = _book_section(args.book, env, openings) if args.book else None
+    path = write_report(stats, openings, out, command=command, size=size, table=table, book=book)
     print(f"wrote {path} (and its pictures in {out})")
     print("\n".join(summary(stats, openings, env.game.board)))
     return 0
