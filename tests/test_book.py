@@ -345,6 +345,7 @@ def test_book_commands(tmp_path, capsys):
     assert len(table["openings"]) == 16 and table["book_nodes"] >= 25
     runs = open_book(out).runs
     assert [r["nodes_before"] for r in runs] == [0, runs[0]["nodes_after"]] and runs[0]["sims"] == 16
+    assert len(open_book(out).book.rounds) >= 3 and open_book(out).minutes > 0  # kept through the compactions
     assert main(["book", "grow", str(ROOT / "checkpoints" / "hex5-l4h64.pt"), "--out", str(out), "--nodes", "1"]) == 2
     assert "a book of hex-4" in capsys.readouterr().err
     assert main(["book", "show", str(tmp_path / "nothing")]) == 2

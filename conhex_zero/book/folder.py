@@ -43,8 +43,10 @@ class OpenBook:
 
     @property
     def minutes(self) -> float:
-        """Growth time so far: every written round's seconds (a killed run's rounds too)."""
-        return sum(r.get("seconds", 0.0) for r in self.book.rounds) / 60
+        """Growth time so far: the runs' minutes, or every written round's seconds where more (the
+        rounds of a run killed before it could record itself)."""
+        rounds = sum(r.get("seconds", 0.0) for r in self.book.rounds) / 60
+        return max(rounds, sum(r.get("minutes", 0.0) for r in self.runs))
 
     @property
     def model_digest(self) -> str:

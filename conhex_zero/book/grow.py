@@ -202,6 +202,7 @@ class Grower:
         seconds = time.perf_counter() - started
         entries.append({"type": "round", "new": new_nodes, "searches": searches, "seconds": round(seconds, 3)})
         store.append(self.folder, entries)
+        self.book.rounds.append(entries[-1])
         self.book.update()
         return RoundResult(new_nodes, searches, seconds)
 
