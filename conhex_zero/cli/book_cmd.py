@@ -307,14 +307,20 @@ def run_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pie_rule(game: str) -> bool:
+    from conhex_zero.games.game import parse_game
+
+    return parse_game(game).swap
+
+
 def format_table(opened, rows, source: str | None, top: int = 0) -> str:
     minutes = opened.minutes
     start = " ".join(opened.start_moves) or "the empty board"
     lines = [f"{opened.game} book {opened.folder}: {len(opened.book)} positions from {start}, grown with "
              f"{opened.model_file} (digest {opened.model_digest}) for {minutes:.1f} minutes, {opened.sims} "
              f"simulations a position",
-             "win %: the mover's chance by the book's minimax" + (" (second player does not swap)" if any(
-                 m.swap is not None for m in rows) and not opened.start_moves else "") +
+             "win %: the mover's chance by the book's minimax" + (" (second player does not swap)" if _pie_rule(
+                 opened.game) and not opened.start_moves else "") +
              "; search: one search of the position alone; decided: the book is sure who wins (proven, or the "
              "margin rule of docs/analysis.md)", ""]
     header = f"{'rank':>4}  {'moves':<20} {'win %':>6} {'search':>6} {'nodes':>6}  {'decided':<12}"
@@ -355,7 +361,8 @@ def format_table(opened, rows, source: str | None, top: int = 0) -> str:
                      f"{search_right}); {decided_right} of its {len(decided)} decided claims are right")
     if swap_column and not opened.start_moves:
         swaps = sum(bool(m.swap) for m in rows)
-        lines.append(f"swap map: the second player should swap after {swaps} of {len(rows)} openings")
+        lines.append(f"swap map: the second player should swap after {swaps} of {len(rows)} openings"
+                     + ("" if _pie_rule(opened.game) else f", were {opened.game} played with the pie rule"))
     return "\n".join(lines)
 
 
