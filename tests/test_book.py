@@ -365,3 +365,50 @@ def test_the_report_shows_the_book_beside_the_opening_table(hex4_book, tmp_path)
     assert "### The opening book" in text and re.search(r"The book and the table put \d+ of 8 opening groups", text)
     book = json.loads((out / "report.json").read_text())["book"]
     assert len(book["openings"]) == 16 and book["book_nodes"] == len(opened.book)
+
+
+@pytest.mark.slow
+def test_kill_9_loses_at_most_the_round_in_flight(tmp_path):
+    """A real ``book grow`` killed with SIGKILL between and during its writes: the book reads back
+    with every round written before the kill, and the same command grows it on."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "b"
+    command = [sys.executable, "-m", "conhex_zero", "book", "grow", HEX4, "--out", str(out), "--nodes", "100000",
+               "--sims", "16", "--batch", "4", "--no-exact", "--quiet", "--threads", "1"]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # a few rounds written
+            if (out / store.BOOK_FILE).exists() and (out / store.BOOK_FILE).read_text().count('"type": "round"') >= 4:
+                break
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    text = (out / store.BOOK_FILE).read_text()
+    rounds = text.count('"type": "round"')
+    assert rounds >= 4
+    opened = open_book(out)  # every complete line; a torn last one is dropped
+    assert len(opened.book.rounds) in (rounds, rounds - 1) and len(opened.book) >= 9
+    before = len(opened.book)
+    done = subprocess.run([*command[:command.index("--nodes")], "--nodes", "5", *command[command.index("--nodes") + 2:]],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert len(open_book(out).book) >= before + 5
+
+
+def test_one_grow_at_a_time(hex4_book, capsys):
+    import fcntl
+
+    from conhex_zero.cli.main import main
+
+    folder = hex4_book[0]
+    with open(folder / ".grow.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert main(["book", "grow", HEX4, "--out", str(folder), "--nodes", "1", "--quiet"]) == 2
+    assert "being grown by another book grow" in capsys.readouterr().err
