@@ -412,3 +412,25 @@ def test_one_grow_at_a_time(hex4_book, capsys):
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         assert main(["book", "grow", HEX4, "--out", str(folder), "--nodes", "1", "--quiet"]) == 2
     assert "being grown by another book grow" in capsys.readouterr().err
+
+
+def test_show_checks_by_games_where_book_and_table_disagree(hex4_book, tmp_path, capsys):
+    """``book show --table FILE --check-games N``: self-play games from each opening group on the other
+    side of 50% in the table, and which estimate they agree with."""
+    from conhex_zero.cli.main import main
+
+    folder, opened, env, start = hex4_book
+    rows = move_table(env, opened.book, start)
+    flipped = {"game": "hex-4", "openings": [{"move": m.move, "win_rate": 1 - m.win_rate} for m in rows[:3]]}
+    (tmp_path / "table.json").write_text(json.dumps(flipped))
+    assert main(["book", "show", str(folder), "--table", str(tmp_path / "table.json"), "--check-games", "4",
+                 "--check-sims", "2", "--json", str(tmp_path / "out.json")]) == 0
+    out = capsys.readouterr().out
+    groups = len({m.group for m in rows[:3]})
+    assert f"the table beside: {groups} opening groups on the other side of 50% from the book" in out
+    checks = json.loads((tmp_path / "out.json").read_text())["checks"]
+    assert len(checks) == groups and all(c["right"] in ("book", "table", "undecided") for c in checks)
+    assert all(0 < c["games"] <= 4 for c in checks)
+    (tmp_path / "bad.json").write_text("{}")
+    assert main(["book", "show", str(folder), "--table", str(tmp_path / "bad.json")]) == 2
+    assert "not an opening table" in capsys.readouterr().err

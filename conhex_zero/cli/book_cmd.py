@@ -10,8 +10,10 @@ import time
 from pathlib import Path
 
 from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, check_output_file, output_json,
-                                    preflight_checkpoint, resolve_device)
+                                    preflight_checkpoint, preflight_file, resolve_device)
 from conhex_zero.cli.numbers import MAX_SECONDS, SEED, SIMS, Real, Whole
+
+CHECK_GAMES = Whole(0, 10_000, even=True)
 
 DEFAULT_SIMS = 200
 DEFAULT_BATCH = 64
@@ -79,6 +81,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     show.add_argument("book", metavar="DIR", help="a book folder")
     show.add_argument("--json", metavar="FILE", help="write the table as JSON ('-' for standard output)")
     show.add_argument("--top", type=Whole(0, 1000), default=0, metavar="K", help="print only the K strongest groups")
+    show.add_argument("--table", metavar="FILE", help="an opening table to compare with (openings --json or report.json "
+                      "of the same game): its win %% beside the book's (default: the book's own single searches)")
+    show.add_argument("--check-games", type=CHECK_GAMES, default=0, metavar="N",
+                      help="play N self-play games (even) from each opening group where the book and the table are on "
+                      "different sides of 50%%, pie rule off after the opening, and say which one the games agree with "
+                      "(95%% Wilson interval over distinct games; default: 0, none)")
+    show.add_argument("--check-sims", type=SIMS, default=64, metavar="S", help="simulations a move in those games "
+                      "(default: 64)")
+    show.add_argument("--checkpoint", metavar="CKPT", help="the model that plays the check's games (default: the "
+                      "book's own, by the file name it records)")
+    show.add_argument("--seed", type=SEED, default=0, help="the check's seed (default: 0)")
     show.set_defaults(run=run_show)
 
     html = what.add_parser(
@@ -297,14 +310,94 @@ def _truth(env, start_moves: list[str]) -> tuple[dict[str, bool] | None, str | N
 def run_show(args: argparse.Namespace) -> int:
     if args.json and args.json != "-":
         check_output_file("--json", args.json)
+    if args.table:
+        preflight_file(args.table, "opening table")
+    preflight_checkpoint(args.checkpoint, "--checkpoint")
     opened, env, start, rows, source = load_table(args.book)
     from conhex_zero.book.table import table_json
 
-    print(format_table(opened, rows, source, args.top))
-    output_json(table_json(rows, game=opened.game, checkpoint=opened.model_file, digest=opened.model_digest,
-                           sims=opened.sims, folder=args.book, nodes=len(opened.book),
-                           opening=not opened.start_moves, truth_source=source), args.json)
+    table = _read_table(args.table, opened.game) if args.table else None
+    print(format_table(opened, rows, source, args.top, table))
+    checks = []
+    if args.check_games:
+        if opened.start_moves:
+            raise CliError("--check-games plays from the first moves: give a book grown from the empty board")
+        checks = _check(args, opened, env, rows, table)
+    data = table_json(rows, game=opened.game, checkpoint=opened.model_file, digest=opened.model_digest,
+                      sims=opened.sims, folder=args.book, nodes=len(opened.book), opening=not opened.start_moves,
+                      truth_source=source)
+    if table is not None:
+        for entry in data.get("openings", data.get("moves", [])):
+            entry["table_win_rate"] = table.get(entry["move"])
+    if checks:
+        data["checks"] = [{"moves": c.moves, "book_win_rate": round(c.table_win_rate, 4), "table_win_rate": round(o, 4),
+                           "games": c.games, "first_wins": c.first_wins, "low": round(c.low, 4),
+                           "high": round(c.high, 4), "verdict": c.verdict, "right": _right(c, o)} for c, o in checks]
+    output_json(data, args.json)
     return 0
+
+
+def _read_table(path: str, game: str) -> dict[str, float]:
+    """Move -> the first player's win rate, from ``openings --json`` or a report's report.json."""
+    from conhex_zero.files.untrusted import loads_json
+    from conhex_zero.play.checkpoints import same_game
+
+    try:
+        data = loads_json(Path(path).read_text())
+    except (OSError, ValueError) as err:
+        raise CliError(f"--table {path}: not a JSON file ({err})") from None
+    if isinstance(data, dict) and isinstance(data.get("openings"), dict) and "stats" in data:
+        data = data["openings"]  # report.json
+    try:
+        if not same_game(data["game"], game):
+            raise CliError(f"--table {path} is a table of {data['game']}, the book one of {game}")
+        return {str(m["move"]): float(m["win_rate"]) for m in data["openings"]}
+    except (KeyError, TypeError, ValueError):
+        raise CliError(f"--table {path}: not an opening table (the JSON of openings --json or report.json)") from None
+
+
+def _right(check, other: float) -> str:
+    """Which estimate the games agree with (``other``: the table's win rate): book, table, both (on
+    the same side), neither, or undecided."""
+    if check.verdict == "undecided":
+        return "undecided"
+    first = check.verdict == "first"
+    book, table = check.table_win_rate > 0.5, other > 0.5
+    return "both" if book == table == first else "book" if book == first else "table" if table == first else "neither"
+
+
+def _check(args, opened, env, rows, table: dict[str, float] | None) -> list[tuple]:
+    """Self-play games from each opening group where the book and the table disagree: (the check,
+    the table's win rate) per group."""
+    from conhex_zero.analysis.opening_table import check_openings
+    from conhex_zero.nn.checkpoint import CheckpointError, load_checkpoint
+
+    path = args.checkpoint or opened.model_file
+    try:
+        ckpt = load_checkpoint(path)
+    except CheckpointError as err:
+        raise CliError(f"the check's model: {err} (give --checkpoint CKPT)") from None
+    groups: dict[int, list] = {}
+    for m in rows:
+        groups.setdefault(m.group, []).append(m)
+    other = {m.move: (table.get(m.move) if table is not None else m.search_win_rate) for m in rows}
+    chosen = [g for g in groups.values() if other.get(g[0].move) is not None
+              and (other[g[0].move] > 0.5) != (g[0].win_rate > 0.5)]
+    what = "the table" if table is not None else "one search"
+    print(f"\nchecking the {len(chosen)} opening groups where the book and {what} disagree: {args.check_games} "
+          f"self-play games each at {args.check_sims} simulations a move", flush=True)
+    if not chosen:
+        return []
+    checks = check_openings(env, ckpt, path, [(g, "disagree") for g in chosen], args.check_games, args.check_sims,
+                            seed=args.seed, progress=True)
+    out = []
+    for check, group in zip(checks, chosen):
+        rate = other[group[0].move]
+        score = f"{check.first_wins}/{check.games} [{100 * check.low:.0f}-{100 * check.high:.0f}%]"
+        print(f"  {' '.join(check.moves):<24} book {100 * check.table_win_rate:5.1f}%  {what} {100 * rate:5.1f}%  "
+              f"first player's games {score}  right: {_right(check, rate)}")
+        out.append((check, rate))
+    return out
 
 
 def _pie_rule(game: str) -> bool:
@@ -313,7 +406,7 @@ def _pie_rule(game: str) -> bool:
     return parse_game(game).swap
 
 
-def format_table(opened, rows, source: str | None, top: int = 0) -> str:
+def format_table(opened, rows, source: str | None, top: int = 0, table: dict[str, float] | None = None) -> str:
     minutes = opened.minutes
     start = " ".join(opened.start_moves) or "the empty board"
     lines = [f"{opened.game} book {opened.folder}: {len(opened.book)} positions from {start}, grown with "
@@ -323,7 +416,8 @@ def format_table(opened, rows, source: str | None, top: int = 0) -> str:
                  opened.game) and not opened.start_moves else "") +
              "; search: one search of the position alone; decided: the book is sure who wins (proven, or the "
              "margin rule of docs/analysis.md)", ""]
-    header = f"{'rank':>4}  {'moves':<20} {'win %':>6} {'search':>6} {'nodes':>6}  {'decided':<12}"
+    header = f"{'rank':>4}  {'moves':<20} {'win %':>6} {'search':>6}" + (f" {'table':>6}" if table else "") + \
+        f" {'nodes':>6}  {'decided':<12}"
     swap_column = any(m.swap is not None for m in rows)
     header += "  swap" if swap_column else ""
     has_truth = any(m.exact_win is not None for m in rows)
@@ -339,8 +433,11 @@ def format_table(opened, rows, source: str | None, top: int = 0) -> str:
         names = " ".join(x.move for x in group)
         names = names if len(names) <= 20 else names[:17] + "..."
         decided = f"proven {m.proven}" if m.proven else ("yes" if m.decided else "no")
-        row = (f"{rank:>4}  {names:<20} {100 * m.win_rate:>5.1f}% {100 * m.search_win_rate:>5.1f}% {m.nodes:>6}  "
-               f"{decided:<12}")
+        row = f"{rank:>4}  {names:<20} {100 * m.win_rate:>5.1f}% {100 * m.search_win_rate:>5.1f}%"
+        if table:
+            t = table.get(m.move)
+            row += "      -" if t is None else f" {100 * t:>5.1f}%"
+        row += f" {m.nodes:>6}  {decided:<12}"
         if swap_column:
             row += f"  {'yes' if m.swap else 'no ':<4}" if m.swap is not None else "      "
         if has_truth:
@@ -359,6 +456,14 @@ def format_table(opened, rows, source: str | None, top: int = 0) -> str:
         what = "published solution (Hayward et al. 2003)" if source == "published" else "exact solver"
         lines.append(f"{what}: the book classifies {right} of {len(rows)} moves correctly (one search each: "
                      f"{search_right}); {decided_right} of its {len(decided)} decided claims are right")
+    if table:
+        first_of: dict[int, object] = {}
+        for m in rows:
+            first_of.setdefault(m.group, m)
+        differ = [g for g in first_of.values() if table.get(g.move) is not None
+                  and (table[g.move] > 0.5) != (g.win_rate > 0.5)]
+        lines.append(f"the table beside: {len(differ)} opening groups on the other side of 50% from the book"
+                     + (": " + ", ".join(m.move for m in differ) if differ else ""))
     if swap_column and not opened.start_moves:
         swaps = sum(bool(m.swap) for m in rows)
         lines.append(f"swap map: the second player should swap after {swaps} of {len(rows)} openings"
