@@ -44,3 +44,21 @@ def test_shipped_checkpoints_give_the_outputs_of_the_sparse_network(key):
     assert torch.allclose(logits, expected["logits"], atol=1e-4, rtol=1e-5)
     assert torch.allclose(value, expected["value"], atol=1e-5)
     assert torch.allclose(ownership, expected["ownership"], atol=1e-5)
+
+
+def test_an_evaluator_in_slices_gives_the_same_outputs():
+    """``NetworkEvaluator(max_batch=K)`` evaluates K positions a call (the book's searches on a CPU):
+    the same logits and values as one call for all (to float rounding)."""
+    from conhex_zero.agents.evaluators import NetworkEvaluator
+
+    ckpt = load_checkpoint(Path(__file__).resolve().parent.parent / "checkpoints" / "conhex-l4h64-v4.pt")
+    env = VecEnv("conhex")
+    gen = torch.Generator().manual_seed(3)
+    state = env.reset(70)
+    for _ in range(5):
+        legal = env.legal_mask(state).float()
+        state = env.step(state, torch.multinomial(legal, 1, generator=gen)[:, 0])
+    whole = NetworkEvaluator(ckpt.model, env)(state)
+    sliced = NetworkEvaluator(ckpt.model, env, max_batch=32)(state)
+    for a, b in zip(whole, sliced):
+        assert a.shape == b.shape and torch.allclose(a, b, atol=1e-5)

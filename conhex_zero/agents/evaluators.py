@@ -88,7 +88,8 @@ class NetworkEvaluator:
     (benchmarks time the network apart from the encoding)."""
 
     def __init__(self, model: GraphNet, env: VecEnv, autocast: bool = True, compile: bool = False,
-                 timer: Callable[[], contextlib.AbstractContextManager] | None = None, precision: str = "autocast"):
+                 timer: Callable[[], contextlib.AbstractContextManager] | None = None, precision: str = "autocast",
+                 max_batch: int | None = None):
         if precision not in PRECISIONS:
             raise ValueError(f"precision {precision!r}: one of {', '.join(PRECISIONS)}")
         self.model = model.to(env.device).eval()
@@ -101,6 +102,10 @@ class NetworkEvaluator:
         self.compile_seconds: float | None = None if compile else 0.0
         """The first call's seconds when compiled (None until it has run), else 0."""
         self.timer = timer
+        self.max_batch = max_batch
+        """Evaluate at most this many positions a network call (None: all at once). On a CPU the
+        network's products run fastest on a few dozen positions: the book's batched searches of 100+
+        positions evaluate them in slices of 32 (``book.grow``; benchmarks/bench_book.py)."""
         self.evaluated = 0  # positions evaluated so far (benchmarks read it)
         self._weights: dict[str, Tensor] | None = None  # bf16: the weights' copy (``refresh``)
         self._versions: tuple[int, ...] = ()
@@ -129,6 +134,11 @@ class NetworkEvaluator:
     def __call__(self, state: State, legal: Tensor | None = None, wins: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """``legal`` ``[B, A]`` and ``wins`` ``[B, 2, H]`` (``Tactics.winning_moves_both``): the
         search passes what it computed already, so the rules run once per position."""
+        step = self.max_batch
+        if step is not None and state.batch_size > step:
+            parts = [self(state[i:i + step], None if legal is None else legal[i:i + step],
+                          None if wins is None else wins[i:i + step]) for i in range(0, state.batch_size, step)]
+            return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
         # No autocast cache: a cast weight cached across calls would outlive a CUDA graph's capture.
         ctx = (torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False) if self.autocast
                else contextlib.nullcontext())

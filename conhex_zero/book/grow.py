@@ -36,6 +36,12 @@ from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.search import rng
 
 
+CPU_NETWORK_BATCH = 32
+"""On a CPU, a round's batched search evaluates its leaves 32 positions a network call: the
+network's products run fastest on a few dozen positions (1.2-1.5 times as many positions a minute
+as whole batches of 128 at once, measured with benchmarks/bench_book.py's positions)."""
+
+
 @dataclass
 class Job:
     """One search of a round: a new node (``line`` and ``exclude`` set) or a rest (``key``)."""
@@ -66,8 +72,9 @@ class Grower:
         self.solver = solver
         self.sequential = sequential
         """Search the round's positions one after another (the one-position way, for comparison)."""
-        self.search = GameSearch(env, NetworkEvaluator(model, env), analysis_config(sims), tactics=True,
-                                 lean_max_batch=LEAN_MAX_BATCH)
+        slices = CPU_NETWORK_BATCH if env.device.type == "cpu" and not sequential else None
+        evaluator = NetworkEvaluator(model, env, max_batch=slices)  # one at a time: the players' own search
+        self.search = GameSearch(env, evaluator, analysis_config(sims), tactics=True, lean_max_batch=LEAN_MAX_BATCH)
         self._states: dict[str, tuple[State, int]] = {}
         self.start_state = start_state
         self.swap = env.game.swap_action if env.game.swap else None
