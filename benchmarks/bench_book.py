@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--checkpoint", default="checkpoints/conhex-l4h64-v4.pt", help="the model (default: ConHex v4)")
     p.add_argument("--sims", type=int, default=200, help="simulations a position (default: 200)")
     p.add_argument("--nodes", type=int, default=300, help="book positions to grow (default: 300)")
-    p.add_argument("--batch", type=int, default=64, help="positions added a round (default: 64, book grow's)")
+    p.add_argument("--batch", type=int, default=128, help="positions added a round (default: 128, book grow's)")
     add_output_arguments(p, "book")
     add_threads_option(p)
     args = p.parse_args(argv)

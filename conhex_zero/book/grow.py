@@ -65,7 +65,7 @@ class Grower:
     """Grows a ``Book`` with one model; ``round()`` runs one round and writes it."""
 
     def __init__(self, env: VecEnv, model: torch.nn.Module, folder, book: Book, start_state: State, sims: int,
-                 batch: int = 64, seed: int = 0, solver=None, sequential: bool = False):
+                 batch: int = 128, seed: int = 0, solver=None, sequential: bool = False):
         self.env, self.folder, self.book = env, folder, book
         self.canon = Canonical(env)
         self.sims, self.batch, self.seed = sims, batch, seed

@@ -16,7 +16,7 @@ from conhex_zero.cli.numbers import MAX_SECONDS, SEED, SIMS, Real, Whole
 CHECK_GAMES = Whole(0, 10_000, even=True)
 
 DEFAULT_SIMS = 200
-DEFAULT_BATCH = 64
+DEFAULT_BATCH = 128
 NODES = Whole(1, 10_000_000)
 MINUTES = Real(0.0, MAX_SECONDS / 60, above=True, what="a number of minutes")
 COST = Real(0.0, 1000.0)
