@@ -434,3 +434,23 @@ def test_show_checks_by_games_where_book_and_table_disagree(hex4_book, tmp_path,
     (tmp_path / "bad.json").write_text("{}")
     assert main(["book", "show", str(folder), "--table", str(tmp_path / "bad.json")]) == 2
     assert "not an opening table" in capsys.readouterr().err
+
+
+def test_an_arena_match_with_a_book_player(hex4_book, tmp_path, capsys):
+    """``CKPT:book=DIR`` in the arena: the book's moves while in the book (no search), a search
+    elsewhere."""
+    from conhex_zero.cli.main import main
+
+    folder, opened, env, start = hex4_book
+    assert main(["arena", f"{HEX4}:book={folder}", HEX4, "--games", "4", "--sims", "4", "--json", "--quiet",
+                 "--opening-plies", "0", "--records", str(tmp_path / "r.jsonl")]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["games"] == 4 and "book=" in json.dumps(result)
+    records = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    games = [r for r in records if "moves" in r]
+    assert len(games) == 4
+    for g in games:  # the book player's moves in the book cost no search; the plain player always searches
+        side = "first" if "book=" in g["first"] else "second"
+        other = "second" if side == "first" else "first"
+        assert g["effort"][side]["sims_min"] == 0 and g["effort"][other]["sims_min"] > 0
+
