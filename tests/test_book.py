@@ -454,3 +454,12 @@ def test_an_arena_match_with_a_book_player(hex4_book, tmp_path, capsys):
         other = "second" if side == "first" else "first"
         assert g["effort"][side]["sims_min"] == 0 and g["effort"][other]["sims_min"] > 0
 
+
+
+def test_a_book_from_a_position_with_a_winning_move_ends(tmp_path):
+    """A start whose mover can win at once: its winning move is no position, the start is proven,
+    and growth stops when nothing is left to grow instead of searching forever."""
+    moves = ["a1", "b1", "a2", "b2", "a3", "b3"]  # the first player to move wins with a4
+    opened, env, start = grow(tmp_path / "b", nodes=1000, after=moves)
+    start_node = opened.book.nodes[opened.book.start]
+    assert start_node.proven == 1 and len(opened.book) < 1000

@@ -144,18 +144,11 @@ class Grower:
                 rests.add(node.key)
 
         start = book.nodes.get(book.start)
+        chosen = self._open_start_moves(start, cap) if start is not None else []
         if start is None:
             state = self.start_state
             add_node([], state, self.canon.keys(state).keys[0], self.canon.keys(state).symmetry[0])
-        elif len(start.children) < start.legal:
-            state, k = self.position(start.key)
-            open_moves = [a for a in self.canon.to_canonical(self.legal_actions(state), k) if a not in start.children]
-            kids, keys, _ = self._children(state, self.canon.to_real(open_moves, k))
-            seen, chosen = set(), []
-            for move, key in zip(open_moves, keys):
-                if key not in seen and len(chosen) < cap:
-                    seen.add(key)
-                    chosen.append(move)
+        elif chosen:
             expand(start, chosen)
         else:
             for c in book.candidates():
@@ -172,6 +165,21 @@ class Grower:
             children = set(node.children) | {a for (n, moves, _) in edges if n == key for a in moves}
             jobs.append(Job(key, state, k, frozenset(children), False))
         return jobs, edges
+
+    def _open_start_moves(self, start: Node, cap: int) -> list[int]:
+        """The start's moves not yet in the book (one per position they reach, at most ``cap``;
+        moves that end the game are no positions): the table needs every one."""
+        if len(start.children) >= start.legal:
+            return []
+        state, k = self.position(start.key)
+        open_moves = [a for a in self.canon.to_canonical(self.legal_actions(state), k) if a not in start.children]
+        kids, keys, _ = self._children(state, self.canon.to_real(open_moves, k))
+        seen, chosen = set(), []
+        for j, (move, key) in enumerate(zip(open_moves, keys)):
+            if key not in seen and not bool(kids.done[j]) and len(chosen) < cap:
+                seen.add(key)
+                chosen.append(move)
+        return chosen
 
     def round(self, limit: int | None = None, on_search: Callable[[int], None] | None = None) -> RoundResult:
         """Plan, search, write and back up one round."""
