@@ -100,7 +100,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "internet): the board with every book move marked by its value, the list of moves (value, nodes "
         "below, proven, the best line), links to each child and back along the line; index.html is the first "
         "page, with the first-move map and the swap decisions.",
-        epilog="example:\n  conhex-zero book html checkpoints/books/hex5-l4h64 --out runs/pages-hex5")
+        epilog="examples:\n  conhex-zero book html checkpoints/books/hex5-l4h64 --out runs/pages-hex5\n"
+               "  conhex-zero book html checkpoints/books/conhex-l4h64-v4 --out runs/pages-conhex --depth 3")
     html.add_argument("book", metavar="DIR", help="a book folder")
     html.add_argument("--out", required=True, metavar="PAGES", help="the pages' folder (made if new)")
     html.add_argument("--depth", type=Whole(1, 1000), default=1000, metavar="D",
