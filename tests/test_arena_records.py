@@ -170,3 +170,49 @@ def test_the_issue_case_at_one_second_a_move(tmp_path, capsys):
     result = arena_json(capsys, *args)
     assert result["games"] == 6 and result["distinct_games"] == 6
     assert result["sims_per_move"][0]["mean"] > 0 and result["sims_per_move"][0]["min"] > 0
+
+
+def _stop_after(monkeypatch, games: int) -> None:
+    """The arena's match raises KeyboardInterrupt (Ctrl-C) as soon as ``games`` games have ended."""
+    import conhex_zero.agents.arena as arena
+
+    real = arena.play_match
+
+    def play_match(*args, on_game_end=None, **kwargs):
+        ended = []
+
+        def hook(record):
+            on_game_end(record)
+            ended.append(record)
+            if len(ended) >= games:
+                raise KeyboardInterrupt
+
+        if games == 0:
+            raise KeyboardInterrupt
+        return real(*args, on_game_end=hook, **kwargs)
+
+    monkeypatch.setattr(arena, "play_match", play_match)
+
+
+def test_a_match_stopped_before_any_game_ended_says_so(tmp_path, capsys, monkeypatch):
+    records = tmp_path / "m.jsonl"
+    _stop_after(monkeypatch, 0)
+    code = main(["arena", "random", "random", "--game", "hex-5", "--games", "4", "--records", str(records), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 130 and not records.exists()
+    assert f"stopped after 0 of 4 games; no game had finished, so nothing was written to {records}" in err
+    assert "every finished game" not in err
+
+
+def test_a_stopped_match_reports_the_openings_it_used(tmp_path, capsys, monkeypatch):
+    """Hex 5x5 has 13 distinct first moves: 30 games (15 pairs) draw 2-move openings although
+    --opening-plies asks 1; the stopped match's summary says 2, as its records and the whole match do."""
+    records = tmp_path / "m.jsonl"
+    _stop_after(monkeypatch, 2)
+    code = main(["arena", "random", "random", "--game", "hex-5", "--games", "30", "--opening-plies", "1",
+                 "--records", str(records)])
+    out, err = capsys.readouterr()
+    kept = lines(records)
+    assert code == 130 and len(kept) == 2 and {r["opening"] for r in kept} == {2}
+    assert f"every finished game is in {records}" in err
+    assert "random openings (2 plies)" in out + err and "(1 ply)" not in out + err

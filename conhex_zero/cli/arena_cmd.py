@@ -217,13 +217,19 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         warn_changed(files, digests)
         finished = read_back()
-        partial = MatchResult.from_records(env.game.spec, names, finished, opening_plies=args.opening_plies)
+        # The openings' length the match used (its plan may be longer than --opening-plies asks, where the
+        # board has too few distinct openings of that length): the records say it.
+        used_plies = max((r.opening for r in finished), default=env.game.opening_plies + args.opening_plies)
+        partial = MatchResult.from_records(env.game.spec, names, finished, opening_plies=used_plies)
         again = "conhex-zero " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["arena"] else \
             f"conhex-zero arena --resume {shlex.quote(str(records))}"
         if "--records" not in sys.argv and "--resume" not in sys.argv and sys.argv[1:2] == ["arena"]:
             again += f" --records {shlex.quote(str(records))}"
-        print(f"\nconhex-zero arena: stopped after {len(finished)} of {args.games} games; every finished game is "
-              f"in {records}; the same command continues the match: {again}", file=sys.stderr, flush=True)
+        kept = (f"every finished game is in {records}" if finished else
+                f"no game had finished, so nothing was written to {records}" if not records.exists() else
+                f"no game had finished ({records} holds none of this match)")
+        print(f"\nconhex-zero arena: stopped after {len(finished)} of {args.games} games; {kept}; the same command "
+              f"continues the match: {again}", file=sys.stderr, flush=True)
         if finished:
             report(partial, records, args, stopped=True)
         return 130
