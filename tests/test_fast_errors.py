@@ -73,6 +73,11 @@ CASES = [
     (["bench", "search", "--sims", "0"], "--sims must be from 1 to 100000, not 0"),
     (["replay", "hex-3", "a1", "--to-sgf", "pyproject.toml/x.sgf"], "--to-sgf pyproject.toml/x.sgf: pyproject.toml is "),
     (["average", "checkpoints/hex5-l4h64.pt", "--out", "pyproject.toml/a.pt"], "--out pyproject.toml/a.pt: "),
+    # issue 50: a misspelt move and a config value out of its range
+    (["replay", "conhex", "F6", "Z99"], "move 2 (Z99): 'Z99' is not a move in conhex"),
+    (["replay", "hex-5", "a1,c9"], "move 2 (c9): "),
+    (["train", "--config", "configs/tiny.yaml", "selfplay.games=-5"], "invalid value for selfplay.games: at least 1"),
+    (["train", "optim.lr=-1"], "invalid value for optim.lr: positive"),
 ]
 
 

@@ -108,11 +108,26 @@ def _record_json(record) -> dict:
     return out
 
 
+def _preflight_moves(game: str | None, moves: list[str]) -> None:
+    """A misspelt move name, refused before torch (the rules' own check of each move comes later)."""
+    if not game:
+        return
+    from conhex_zero.games.game import MoveError, parse_game, split_moves
+
+    rules = parse_game(game)
+    for number, token in enumerate(split_moves(moves), start=1):
+        try:
+            rules.parse_move(token)
+        except MoveError as err:
+            raise CliError(f"move {number} ({token}): {err}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     if args.record:  # before torch: a typo is answered at once
         preflight_file(args.record, "record file")
     else:
         preflight_game(args.game)
+        _preflight_moves(args.game, args.moves)
     if args.analyse:
         preflight_players([args.analyse], args.sims)
     if args.to_sgf:

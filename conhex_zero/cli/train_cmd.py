@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from conhex_zero.train.config_load import check_schema
 
     try:  # keys and value types against the config's own dataclasses: no torch needed
-        check_schema(None if args.resume else args.config, overrides)
+        check_schema(None if args.resume else args.config, overrides, ranges=not args.resume)
     except ConfigError as err:
         raise CliError(str(err)) from None
     try:

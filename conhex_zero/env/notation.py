@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 import torch
 
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import IllegalActionError, VecEnv
-from conhex_zero.games.game import Game, MoveError
+from conhex_zero.games.game import Game, MoveError, split_moves
 from conhex_zero.games.render import render_board, status_line
 
 
@@ -21,13 +20,6 @@ class IllegalMoveError(ValueError):
         self.move_number = move_number
         self.move = move
         self.reason = reason
-
-
-def split_moves(moves: Sequence[str] | str) -> list[str]:
-    """Move tokens from strings that may hold several moves separated by spaces, commas or ``;``."""
-    if isinstance(moves, str):
-        moves = [moves]
-    return [tok for text in moves for tok in re.split(r"[\s,;]+", text) if tok]
 
 
 def parse_moves(game: Game, moves: Sequence[str] | str) -> list[int]:

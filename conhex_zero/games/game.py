@@ -28,6 +28,7 @@ import difflib
 import re
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Sequence
 
 import numpy as np
 
@@ -48,6 +49,13 @@ class GameSpecError(ValueError):
 
 class MoveError(ValueError):
     """A move name cannot be understood for this game."""
+
+
+def split_moves(moves: Sequence[str] | str) -> list[str]:
+    """Move tokens from strings that may hold several moves separated by spaces, commas or ``;``."""
+    if isinstance(moves, str):
+        moves = [moves]
+    return [tok for text in moves for tok in re.split(r"[\s,;]+", text) if tok]
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,12 @@ def validate(c: TrainConfig) -> None:
     _check_references(c, game)
 
 
+def check_ranges(c: TrainConfig) -> None:
+    """``ConfigError`` for the first key out of the range the settings themselves bound (no game
+    rules, no torch: a command checks these before it imports torch; ``validate`` checks them again)."""
+    _first_failure(_ranges(c))
+
+
 def _first_failure(checks: list[tuple[bool, str]]) -> None:
     for ok, message in checks:
         if not ok:

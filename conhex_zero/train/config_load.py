@@ -165,11 +165,19 @@ def _read(path: str | Path | None, overrides: Sequence[str], base: dict[str, Any
     return _merge(data, parse_overrides(list(overrides)))
 
 
-def check_schema(path: str | Path | None, overrides: Sequence[str], base: dict[str, Any] | None = None) -> None:
+def check_schema(path: str | Path | None, overrides: Sequence[str], base: dict[str, Any] | None = None,
+                 ranges: bool = False) -> None:
     """``ConfigError`` (one line, naming the key) for an unknown key or an ill-typed value in the
     config file ``path`` (None: none) or the ``key=value`` ``overrides``, merged over ``base`` as
-    ``load_config`` merges them; ranges and everything that needs torch are ``load_config``'s."""
-    _build(TrainConfig, _read(path, overrides, base))
+    ``load_config`` merges them; with ``ranges``, also a value out of the range the settings bound
+    (``config_check.check_ranges``: give it only when the merge is the whole config, not the
+    overrides of a resumed run without its stored config). The game's bounds and everything that
+    needs torch are ``load_config``'s."""
+    config = _build(TrainConfig, _read(path, overrides, base))
+    if ranges:
+        from conhex_zero.train.config_check import check_ranges
+
+        check_ranges(config)
 
 
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None,
