@@ -78,6 +78,9 @@ CASES = [
     (["replay", "hex-5", "a1,c9"], "move 2 (c9): "),
     (["train", "--config", "configs/tiny.yaml", "selfplay.games=-5"], "invalid value for selfplay.games: at least 1"),
     (["train", "optim.lr=-1"], "invalid value for optim.lr: positive"),
+    (["train", "--config", "configs/tiny.yaml", "--run-dir", "pyproject.toml/run"],
+     "--run-dir pyproject.toml/run: pyproject.toml is not a directory"),
+    (["train", "--config", "configs/tiny.yaml", "--run-dir", "/proc/x/run"], "--run-dir /proc/x/run: cannot write in /proc"),
 ]
 
 

@@ -220,3 +220,10 @@ def test_a_full_disk_during_training_is_one_line_and_the_state_stays(saved_run, 
 def test_mount_point_of_a_path_to_be_created(tmp_path):
     assert disk.mount_point(tmp_path / "a" / "b" / "c.pt") == disk.mount_point(tmp_path)
     assert disk.mount_point("/") == Path("/")
+
+
+@pytest.mark.parametrize("code", [errno.EACCES, errno.EROFS, errno.ENOTDIR, errno.ENOENT])
+def test_an_error_with_a_cause_of_its_own_is_not_a_full_disk(code):
+    """/proc has no free space at all: a refused write there is the refusal's cause, not "no space"."""
+    assert not disk.is_disk_full(OSError(code, "refused"), "/proc/x/run")
+    assert disk.is_disk_full(OSError(errno.ENOSPC, "full"), "/proc/x/run")

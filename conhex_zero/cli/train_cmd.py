@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from conhex_zero.cli.common import CliError, HelpFormatter, plural, resolve_device
+from conhex_zero.cli.common import CliError, HelpFormatter, check_output_dir, plural, resolve_device
 from conhex_zero.cli.numbers import THREADS, Whole
 
 EPILOG = """\
@@ -111,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
             path = Path(args.run_dir or Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}")
             if path.exists() and not path.is_dir():
                 raise CliError(f"--run-dir {path} is a file, not a directory")
+            check_output_dir("--run-dir", path)  # under a file, read-only, /proc: the cause, before torch
             RunLock(path).check_free()
             if RunDir(path).resumable:
                 raise CliError(f"{path} already holds a run; resume it with --resume {path} or choose another "

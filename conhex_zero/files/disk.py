@@ -21,6 +21,9 @@ from typing import Iterator
 LOW_SPACE = 1 << 20
 """A write that fails with less free space than this (bytes) left is taken for a full disk."""
 
+_NOT_FULL = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EISDIR, errno.ENOENT,
+                       errno.EEXIST, errno.ENAMETOOLONG, errno.ELOOP, errno.EINVAL})
+"""Errors that name their own cause: never read as a full disk (``/proc`` has no free space at all)."""
 _FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
@@ -66,6 +69,8 @@ def is_disk_full(err: BaseException, path: str | Path) -> bool:
     """Whether ``err``, raised while writing ``path``, means the disk is full."""
     if isinstance(err, OSError) and err.errno in _FULL:
         return True
+    if isinstance(err, OSError) and err.errno in _NOT_FULL:
+        return False  # a cause of its own (permission, read-only, not a directory): whatever the free space says
     free = free_bytes(path)
     return free is not None and free < LOW_SPACE
 
