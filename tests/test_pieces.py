@@ -19,7 +19,7 @@ from conhex_zero.nn.checkpoint import load_checkpoint
 from conhex_zero.train.config import ConfigError
 from conhex_zero.train.config_load import load_config
 from conhex_zero.train.line import Line
-from conhex_zero.train.piece import Deadline, run_piece
+from conhex_zero.train.piece import EVAL_SECONDS, Deadline, run_piece
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "configs" / "tiny.yaml"
@@ -92,6 +92,9 @@ def test_a_piece_ends_by_its_deadline_with_an_evaluated_checkpoint(tmp_path):
                        run_dir=tmp_path / "r", clock=lambda: float(next(ticks)), **QUIET)
     rec = result.record
     assert rec["stopped"] == "deadline" and 1 <= rec["last_iteration"] < 50
+    # the record keeps what the last evaluation took (a few readings of the 10-s clock), not the
+    # 120-s estimate made before any was measured: the next piece plans with it
+    assert 0 < rec["eval_seconds"] < EVAL_SECONDS, rec["eval_seconds"]
     assert rec["checkpoint"] == f"checkpoints/iter_{rec['last_iteration']:04d}.pt"
     assert (line / rec["checkpoint"]).is_file() and rec["elo"] is not None
 

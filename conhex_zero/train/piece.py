@@ -309,6 +309,8 @@ class _Piece:
         return rec
 
     def _after_save(self, iteration: int, evaluated: bool) -> None:
+        if evaluated:  # the record below keeps what the evaluation took, not the estimate made before it
+            self.deadline.evaluation_ended()
         with self.signals.held():
             self._save_compile_cache()
             rec = self._record_now(None)
@@ -328,6 +330,7 @@ class _Piece:
         with self.signals.held():
             split = time_split(self.phases, self.startup, self.deadline.elapsed())
             final = {**self.record, "minutes": round(self.deadline.elapsed() / 60, 2), "seconds": split,
+                     "eval_seconds": round(self.deadline.eval_seconds, 1),
                      "training_share": training_share(split), "stopped": stopped}
             self.log(summary(final, self.target.path))
             write_text_atomic(self.target.logs / f"piece-{self.number:03d}.log", self.log.text())

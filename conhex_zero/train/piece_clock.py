@@ -76,6 +76,11 @@ class Deadline:
         self.hit = self.end - now < needed
         return self.hit
 
+    def evaluation_ended(self) -> None:
+        """An evaluation (and the save before it) just ended: its time is the estimate from now on, in
+        the record written next (``saved`` measures it again with the line's writing)."""
+        self.eval_seconds = self.clock() - self._mark
+
     def saved(self, evaluated: bool) -> None:
         """After a save (and the line's export): an evaluated one measures the evaluation."""
         now = self.clock()
