@@ -216,3 +216,22 @@ def test_a_stopped_match_reports_the_openings_it_used(tmp_path, capsys, monkeypa
     assert code == 130 and len(kept) == 2 and {r["opening"] for r in kept} == {2}
     assert f"every finished game is in {records}" in err
     assert "random openings (2 plies)" in out + err and "(1 ply)" not in out + err
+
+
+def test_a_record_whose_opening_stones_were_exchanged_is_refused(tmp_path, capsys):
+    """The same final position, winner and length, but the opener's two stones in the other order:
+    not the opening the match's seed gives that game, so the resumed match refuses the record."""
+    records = tmp_path / "m.jsonl"
+    args = ["arena", "random", "random", "--game", "hex-5", "--games", "4", "--opening-plies", "3", "--seed", "3",
+            "--records", str(records), "--quiet"]
+    assert main(args) == 0
+    kept = lines(records)
+    assert all(r["opening"] == 3 for r in kept)
+    assert main(args) == 0  # the match is complete: read back and accepted as written
+    edited = dict(kept[1])
+    edited["moves"] = [edited["moves"][2], edited["moves"][1], edited["moves"][0], *edited["moves"][3:]]
+    records.write_text("".join(json.dumps(r) + "\n" for r in [kept[0], edited, *kept[2:]]))
+    capsys.readouterr()
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"game {edited['index']} opens with" in err and "this match's seed opens it with" in err, err

@@ -7,7 +7,8 @@ batch of the rules engine, in chunks): the moves are legal from the empty board;
 won by ``connection`` ends with that connection and its recorded winner, a forfeited one is still
 running and was lost by the player to move; the winner's name, the players' colours (player 1 moves
 first in the even games of each pair), the opening's length, the final ply and the winner's pieces
-are what the moves say. The first record that differs raises ``MatchRecordsError`` naming its file
+are what the moves say, and the opening is the one the match's seed gives the game's pair (the
+same stones in another order are another game). The first record that differs raises ``MatchRecordsError`` naming its file
 and line, what differs, and what to do (delete the line and its game is played again, or move the
 file away): never counted as it says.
 """
@@ -40,6 +41,45 @@ def check_records(env: VecEnv, records: Sequence[tuple[str, GameRecord]], names:
     (player 1, player 2), ``settings`` the match's (``match_records.match_settings``)."""
     for start in range(0, len(records), CHUNK):
         _check_chunk(env, records[start:start + CHUNK], names, settings)
+    if records and all(settings.get(k) is not None for k in ("games", "seed")):
+        _check_openings(env, records, settings)
+
+
+def match_openings(env: VecEnv, settings: dict[str, Any]):
+    """The opening plan the match's seed gives it, and game index -> its pair's row in the plan, as
+    ``play_match`` and ``play_until_decided`` draw them."""
+    from conhex_zero.agents.match_openings import plan_openings
+
+    games, rounds = int(settings["games"]), settings.get("round") if settings.get("until_decided") else None
+    if rounds:
+        pairs = [(min(rounds, games - start) + 1) // 2 for start in range(0, games, rounds)]
+        first_pair = [sum(pairs[:k]) for k in range(len(pairs))]
+
+        def pair_of(index: int) -> int:
+            return first_pair[index // rounds] + (index % rounds) // 2
+    else:
+        pairs = [(games + 1) // 2]
+
+        def pair_of(index: int) -> int:
+            return index // 2
+    plan = plan_openings(env.game, sum(pairs), env.game.opening_plies + int(settings.get("opening_plies") or 0),
+                         int(settings["seed"]) * 1_000_003 + 7_777_777, fixed=bool(settings.get("fixed_openings")))
+    return plan, pair_of
+
+
+def _check_openings(env: VecEnv, records: Sequence[tuple[str, GameRecord]], settings: dict[str, Any]) -> None:
+    """Each game opens with the moves the match's seed gives its pair (not, say, the same stones in
+    another order: a record whose opening was edited is another game than the one the match plays)."""
+    plan, pair_of = match_openings(env, settings)
+    for where, r in records:
+        pair = pair_of(r.index)
+        if not 0 <= pair < plan.pairs:
+            raise _refuse(where, f"game {r.index} is not a game of this {settings['games']}-game match")
+        expected = [env.game.action_name(int(a)) for a in plan.moves[pair]]
+        if r.opening != plan.plies or [env.game.action_name(env.game.parse_move(m)) for m in r.moves[:plan.plies]] \
+                != expected:
+            raise _refuse(where, f"game {r.index} opens with {' '.join(r.moves[:r.opening])[:80]}; this match's seed "
+                                 f"opens it with {' '.join(expected)[:80]}")
 
 
 def _expected_colours(record: GameRecord, names: tuple[str, str], settings: dict[str, Any]) -> tuple[str, str]:
