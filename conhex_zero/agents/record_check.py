@@ -45,7 +45,7 @@ def check_records(env: VecEnv, records: Sequence[tuple[str, GameRecord]], names:
         _check_openings(env, records, settings)
 
 
-def match_openings(env: VecEnv, settings: dict[str, Any]):
+def _match_openings(env: VecEnv, settings: dict[str, Any]):
     """The opening plan the match's seed gives it, and game index -> its pair's row in the plan, as
     ``play_match`` and ``play_until_decided`` draw them."""
     from conhex_zero.agents.match_openings import plan_openings
@@ -70,7 +70,7 @@ def match_openings(env: VecEnv, settings: dict[str, Any]):
 def _check_openings(env: VecEnv, records: Sequence[tuple[str, GameRecord]], settings: dict[str, Any]) -> None:
     """Each game opens with the moves the match's seed gives its pair (not, say, the same stones in
     another order: a record whose opening was edited is another game than the one the match plays)."""
-    plan, pair_of = match_openings(env, settings)
+    plan, pair_of = _match_openings(env, settings)
     for where, r in records:
         pair = pair_of(r.index)
         if not 0 <= pair < plan.pairs:

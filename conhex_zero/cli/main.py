@@ -65,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 EXPECTED_ERRORS = (
     ("conhex_zero.agents.player_specs", "PlayerSpecError"), ("conhex_zero.files.disk", "DiskFullError"),
-    ("conhex_zero.files.disk", "WriteError"), ("conhex_zero.env.notation", "IllegalMoveError"),
+    ("conhex_zero.files.disk", "WriteError"), ("conhex_zero.games.game", "IllegalMoveError"),
     ("conhex_zero.games.game", "GameSpecError"), ("conhex_zero.games.game", "MoveError"),
     ("conhex_zero.files.jsonl", "JsonlError"), ("conhex_zero.book.store", "BookError"),
     ("conhex_zero.book.keys", "UnsupportedGame"), ("conhex_zero.nn.checkpoint_files", "CheckpointError"),

@@ -112,14 +112,12 @@ def _preflight_moves(game: str | None, moves: list[str]) -> None:
     """A misspelt move name, refused before torch (the rules' own check of each move comes later)."""
     if not game:
         return
-    from conhex_zero.games.game import MoveError, parse_game, split_moves
+    from conhex_zero.games.game import IllegalMoveError, parse_game, parse_moves
 
-    rules = parse_game(game)
-    for number, token in enumerate(split_moves(moves), start=1):
-        try:
-            rules.parse_move(token)
-        except MoveError as err:
-            raise CliError(f"move {number} ({token}): {err}") from None
+    try:
+        parse_moves(parse_game(game), moves)
+    except IllegalMoveError as err:
+        raise CliError(str(err)) from None
 
 
 def run(args: argparse.Namespace) -> int:

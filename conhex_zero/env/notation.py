@@ -8,29 +8,8 @@ import torch
 
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import IllegalActionError, VecEnv
-from conhex_zero.games.game import Game, MoveError, split_moves
+from conhex_zero.games.game import Game, IllegalMoveError, MoveError, parse_moves, split_moves  # noqa: F401 (re-exported)
 from conhex_zero.games.render import render_board, status_line
-
-
-class IllegalMoveError(ValueError):
-    """A move of a move list is malformed or illegal; says which one (1-based) and why."""
-
-    def __init__(self, move_number: int, move: str, reason: str):
-        super().__init__(f"move {move_number} ({move}): {reason}")
-        self.move_number = move_number
-        self.move = move
-        self.reason = reason
-
-
-def parse_moves(game: Game, moves: Sequence[str] | str) -> list[int]:
-    """Action ids of move names; a malformed name raises ``IllegalMoveError`` with its number."""
-    actions = []
-    for number, token in enumerate(split_moves(moves), start=1):
-        try:
-            actions.append(game.parse_move(token))
-        except MoveError as err:
-            raise IllegalMoveError(number, token, str(err)) from None
-    return actions
 
 
 def play_moves(env: VecEnv, moves: Sequence[str] | str | Sequence[int]) -> State:

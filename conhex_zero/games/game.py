@@ -58,6 +58,27 @@ def split_moves(moves: Sequence[str] | str) -> list[str]:
     return [tok for text in moves for tok in re.split(r"[\s,;]+", text) if tok]
 
 
+class IllegalMoveError(ValueError):
+    """A move of a move list is malformed or illegal; says which one (1-based) and why."""
+
+    def __init__(self, move_number: int, move: str, reason: str):
+        super().__init__(f"move {move_number} ({move}): {reason}")
+        self.move_number = move_number
+        self.move = move
+        self.reason = reason
+
+
+def parse_moves(game: Game, moves: Sequence[str] | str) -> list[int]:
+    """Action ids of move names; a malformed name raises ``IllegalMoveError`` with its number."""
+    actions = []
+    for number, token in enumerate(split_moves(moves), start=1):
+        try:
+            actions.append(game.parse_move(token))
+        except MoveError as err:
+            raise IllegalMoveError(number, token, str(err)) from None
+    return actions
+
+
 @dataclass(frozen=True)
 class Game:
     """A board with its rule options. Build with ``parse_game``; immutable and hashable."""
