@@ -16,6 +16,7 @@ from torch import Tensor
 
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.nn import native
 from conhex_zero.nn.encode import Encoder
 from conhex_zero.nn.model import GraphNet
 from conhex_zero.search import rng
@@ -85,11 +86,15 @@ class NetworkEvaluator:
     ``compile=True`` runs the model through ``torch.compile`` (the shapes are fixed by the batch);
     the first call's time, compilation included, is kept in ``compile_seconds``. ``precision`` is
     one of ``PRECISIONS``. ``timer``, a context manager factory, wraps the model call alone
-    (benchmarks time the network apart from the encoding)."""
+    (benchmarks time the network apart from the encoding). ``backend`` (``nn.native.BACKENDS``;
+    ``None``: the process's default) ``auto`` or ``aoti`` runs a float32 CPU network through its
+    AOTInductor package (``nn.native``: built once per model, then cached), or the eager model where
+    that cannot be had; ``eager`` always runs the model itself. Training passes ``eager`` (its
+    weights change at every step). ``native`` is the package in use (None: eager)."""
 
     def __init__(self, model: GraphNet, env: VecEnv, autocast: bool = True, compile: bool = False,
                  timer: Callable[[], contextlib.AbstractContextManager] | None = None, precision: str = "autocast",
-                 max_batch: int | None = None):
+                 max_batch: int | None = None, backend: str | None = "eager", label: str = "the network"):
         if precision not in PRECISIONS:
             raise ValueError(f"precision {precision!r}: one of {', '.join(PRECISIONS)}")
         self.model = model.to(env.device).eval()
@@ -97,7 +102,11 @@ class NetworkEvaluator:
         self.encoder = Encoder(env)
         self.precision = precision
         self.autocast = autocast and env.device.type == "cuda" and precision == "autocast"
-        run = self._bf16 if precision == "bf16" else self.model
+        self.native: native.NativeNetwork | None = None
+        if native.wants_native(backend, env.device) and precision != "bf16" and not compile:
+            sample = self.encoder(env.initial_state(2))
+            self.native = native.native_network(self.model, self.encoder.graph, sample, label)
+        run = self._bf16 if precision == "bf16" else (self.native or self.model)
         self.forward = torch.compile(run) if compile else run
         self.compile_seconds: float | None = None if compile else 0.0
         """The first call's seconds when compiled (None until it has run), else 0."""

@@ -5,7 +5,8 @@ the parsed spec.
 
 Names: ``random``; ``mcts-rollout:K``; ``policy:CKPT``; ``CKPT``, ``CKPT:sims=N``, ``CKPT:seconds=S``;
 ``gtp:COMMAND``, ``gtp@NAME:COMMAND``. A checkpoint player may end in ``:book=DIR``: it plays the
-opening book's move while the position is in the book (``book.lookup``).
+opening book's move while the position is in the book (``book.lookup``); and in ``:backend=B``
+(``auto``, ``aoti`` or ``eager``: how its network runs, ``nn.native``), as may ``policy:CKPT``.
 """
 
 from __future__ import annotations
@@ -44,6 +45,12 @@ class PlayerSpec:
     """A GTP engine's name (``gtp@NAME``)."""
     book: str | None = None
     """A network player's opening book folder (``:book=DIR``)."""
+    backend: str | None = None
+    """How a policy or network player's network runs (``:backend=B``; None: the command's)."""
+
+
+BACKEND_NAMES = ("auto", "aoti", "eager")
+"""``nn.native.BACKENDS``, named here without torch."""
 
 
 def _simulations(digits: str, spec: str) -> int:
@@ -100,18 +107,27 @@ def parse_player(spec: str, simulations: int | None = None) -> PlayerSpec:
         return PlayerSpec("rollout", text, simulations=k)
     if text.startswith("mcts-rollout"):
         raise PlayerSpecError(f"{_shown(spec)}: write mcts-rollout:K with K simulations, e.g. mcts-rollout:200")
+    book = backend = None
+    while True:  # the trailing options, in either order
+        booked = re.fullmatch(r"(.+):book=([^:]+)", text, flags=re.DOTALL)
+        backed = re.fullmatch(r"(.+):backend=([^:]*)", text, flags=re.DOTALL)
+        if booked and book is None and not text.startswith("policy:"):
+            text, book = booked.group(1), booked.group(2)
+            if not ((Path(book) / "book.jsonl").is_file() or (Path(book) / "book.jsonl.gz").is_file()):
+                raise PlayerSpecError(f"{_shown(spec)}: no opening book at {book[:60]!r} (a folder made by conhex-zero "
+                                      f"book grow)")
+        elif backed and backend is None:
+            text, backend = backed.group(1), backed.group(2).strip().lower()
+            if backend not in BACKEND_NAMES:
+                raise PlayerSpecError(f"{_shown(spec)}: backend={backed.group(2)[:20]!r} is none of "
+                                      f"{', '.join(BACKEND_NAMES)}")
+        else:
+            break
     if text.startswith("policy:"):
         path = text[len("policy:"):]
         if not path_exists(path):
             raise PlayerSpecError(f"no checkpoint file at {_shown(path)[1:-1]}")
-        return PlayerSpec("policy", text, path=path)
-    book = None
-    booked = re.fullmatch(r"(.+):book=([^:]+)", text, flags=re.DOTALL)
-    if booked:
-        text, book = booked.group(1), booked.group(2)
-        if not ((Path(book) / "book.jsonl").is_file() or (Path(book) / "book.jsonl.gz").is_file()):
-            raise PlayerSpecError(f"{_shown(spec)}: no opening book at {book[:60]!r} (a folder made by conhex-zero book "
-                                  f"grow)")
+        return PlayerSpec("policy", spec.strip(), path=path, backend=backend)
     seconds = None
     timed = re.fullmatch(r"(.+):seconds=([^:]+)", text, flags=re.DOTALL)
     if timed:
@@ -127,13 +143,14 @@ def parse_player(spec: str, simulations: int | None = None) -> PlayerSpec:
         if cuts:  # a typo in the option after a checkpoint that exists (:sim=10)
             head, option = path[:cuts[0]], spec.strip()[cuts[0] + 1:]
             raise PlayerSpecError(f"{_shown(spec)}: unknown option {option[:30]!r} after the checkpoint "
-                                  f"{shown(head)}: write CKPT:sims=N (simulations) or CKPT:seconds=S (a clock)")
+                                  f"{shown(head)}: write CKPT:sims=N (simulations), CKPT:seconds=S (a clock), "
+                                  f":book=DIR or :backend=auto|aoti|eager")
         if m or path.endswith(".pt") or "/" in path or "\\" in path:  # meant as a checkpoint file
             raise PlayerSpecError(f"no checkpoint file at {_shown(path)[1:-1]}")
         raise PlayerSpecError(f"unknown player {_shown(spec)}: expected random, mcts-rollout:K, policy:CKPT, "
                               f"gtp:COMMAND, or the path of a checkpoint (optionally CKPT:sims=N or CKPT:seconds=S)")
     return PlayerSpec("network", spec.strip(), simulations=sims, seconds=None if m else seconds, explicit_sims=bool(m),
-                      path=path, book=book)
+                      path=path, book=book, backend=backend)
 
 
 def check_players(specs: list[str], simulations: int | None = None) -> list[PlayerSpec]:

@@ -260,10 +260,11 @@ def rollout_player(env: VecEnv, simulations: int, seed: int = 0, root_noise: boo
 
 def network_player(env: VecEnv, source: GraphNet | str | Path, simulations: int = DEFAULT_SIMS, seed: int = 0,
                    config: SearchConfig | None = None, name: str | None = None,
-                   seconds: float | None = None) -> SearchPlayer:
+                   seconds: float | None = None, backend: str | None = None) -> SearchPlayer:
     """A network with the play search (``search_configs.play_config``: Gumbel, proven values; no root
     noise unless ``config`` says so), from a model (copied, so later training does not change the
-    player) or a checkpoint file."""
+    player) or a checkpoint file. ``backend``: how the network runs (``nn.native``; None: the
+    process's default, native kernels on a CPU; training's own players pass ``eager``)."""
     if isinstance(source, GraphNet):
         model = copy.deepcopy(source).eval()
         name = name or source.name
@@ -271,7 +272,8 @@ def network_player(env: VecEnv, source: GraphNet | str | Path, simulations: int 
         model = load_checkpoint(source, env.device).model
         name = name or str(source)
     config = config or play_config(simulations)
-    gs = GameSearch(env, NetworkEvaluator(model, env), config, tactics=True, lean_max_batch=LEAN_MAX_BATCH)
+    gs = GameSearch(env, NetworkEvaluator(model, env, backend=backend, label=name), config, tactics=True,
+                    lean_max_batch=LEAN_MAX_BATCH)
     effort = f"seconds={seconds:g}" if seconds is not None else f"sims={config.num_simulations}"
     label = name if isinstance(source, GraphNet) else f"{name}:{effort}"
     return SearchPlayer(env, gs, label, seed, seconds=seconds)
@@ -294,13 +296,16 @@ def make_player(spec: str, env: VecEnv, seed: int = 0, simulations: int | None =
         return rollout_player(env, parsed.simulations, seed)
     if parsed.kind == "policy":
         ckpt = load_checkpoint(parsed.path, env.device)
-        return PolicyPlayer(env, NetworkEvaluator(ckpt.model, env), f"policy:{parsed.path}")
+        return PolicyPlayer(env, NetworkEvaluator(ckpt.model, env, backend=parsed.backend, label=parsed.path),
+                            f"policy:{parsed.path}")
     path, sims = parsed.path, parsed.simulations
     if parsed.explicit_sims:
         seconds = None  # an explicit :sims=N wins over a command's --seconds
     elif parsed.seconds is not None:
         seconds = parsed.seconds
-    player = network_player(env, path, sims, seed, seconds=seconds)
+    player = network_player(env, path, sims, seed, seconds=seconds, backend=parsed.backend)
+    if parsed.backend is not None:
+        player.name += f":backend={parsed.backend}"  # two backends of one model are two players
     if parsed.book is not None:
         from conhex_zero.book.lookup import BookLookup, BookPlayer
 

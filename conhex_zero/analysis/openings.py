@@ -236,7 +236,7 @@ def analyse_moves(env: VecEnv, state: State, checkpoint: Checkpoint, checkpoint_
     game = env.game
     mover = int(state.to_move[0])
     is_opening = int(state.ply[0]) == game.first_move_ply
-    evaluator = NetworkEvaluator(checkpoint.model, env)
+    evaluator = NetworkEvaluator(checkpoint.model, env, backend=None, label=checkpoint_name or "the network")
     legal = env.legal_mask(state)[0]
     actions = torch.nonzero(legal).flatten().tolist()
     M = len(actions)

@@ -23,6 +23,7 @@ from conhex_zero.bench.timing import DeviceTimer, synchronize
 from conhex_zero.env import allocator
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.nn import native
 from conhex_zero.nn.encode import NUM_FEATURES, Encoder
 from conhex_zero.nn.model import GraphNet, ModelConfig, num_parameters
 from conhex_zero.search import rng
@@ -56,15 +57,20 @@ def _timed_loop(fn, device: torch.device, seconds: float) -> tuple[int, float]:
 
 
 def bench_network(game: str, model: str, batch: int, device: str = "cpu", seconds: float = 3.0,
-                  threads: int | None = None, compile: bool = False) -> dict:
-    """Network evaluations per second (the model alone), and encodings per second apart."""
+                  threads: int | None = None, compile: bool = False, backend: str | None = "eager") -> dict:
+    """Network evaluations per second (the model alone), and encodings per second apart.
+    ``backend`` (``nn.native``; None: the process's default) ``auto``/``aoti``: the model's native
+    package on a CPU (built into the cache first if needed, not timed)."""
     env = VecEnv(game, device=device)
     with torch_threads(threads):
         net = _model(model, env.device)
-        forward = torch.compile(net) if compile else net
         encoder = Encoder(env)
         state = sample_positions(env, batch)
         encoded = encoder(state)
+        packaged = None
+        if not compile and native.wants_native(backend, env.device):
+            packaged = native.native_network(net, encoder.graph, encoder(sample_positions(env, 2)), model)
+        forward = torch.compile(net) if compile else (packaged or net)
         autocast = (torch.autocast("cuda", dtype=torch.bfloat16) if env.device.type == "cuda"
                     else contextlib.nullcontext())
 
@@ -78,24 +84,26 @@ def bench_network(game: str, model: str, batch: int, device: str = "cpu", second
         used = torch.get_num_threads()
     return {"game": env.game.spec, "model": model, "parameters": num_parameters(net),
             "batch": batch, "device": str(env.device), "threads": used, "compiled": compile,
+            "backend": "aoti" if packaged is not None else "eager",
             "dtype": "bfloat16" if env.device.type == "cuda" else "float32",
             "evals_per_s": runs * batch / elapsed, "encodings_per_s": enc_runs * batch / enc_elapsed,
             "seconds": round(elapsed, 3), "torch": torch.__version__, "allocator_tuned": allocator._applied}
 
 
 def bench_search(game: str, model: str, batch: int, simulations: int = 64, device: str = "cpu",
-                 scheme: str = "gumbel", seconds: float = 3.0, threads: int | None = None, tree: str = "auto") -> dict:
+                 scheme: str = "gumbel", seconds: float = 3.0, threads: int | None = None, tree: str = "auto",
+                 backend: str | None = "eager") -> dict:
     """Simulations per second of full searches (the players' search settings), and the share of
     time spent in the network. ``evals_per_s``: positions the network evaluated per second (the
     lean search evaluates only new leaves, several per call, so fewer than one per simulation:
     ``evals_per_sim``); ``network_us_per_eval``: the network's time per evaluated position.
     ``tree``: ``auto`` (as players: the lean search up to ``LEAN_MAX_BATCH`` positions, the batched
-    one above), ``lean`` or ``batched``."""
+    one above), ``lean`` or ``batched``. ``backend``: as ``bench_network``'s."""
     env = VecEnv(game, device=device)
     lean_max = {"auto": LEAN_MAX_BATCH, "lean": max(batch, 1), "batched": 0}[tree]
     with torch_threads(threads):
         timer = DeviceTimer(env.device)
-        evaluator = NetworkEvaluator(_model(model, env.device), env, timer=timer)
+        evaluator = NetworkEvaluator(_model(model, env.device), env, timer=timer, backend=backend, label=model)
         gs = GameSearch(env, evaluator, play_config(simulations, scheme=scheme), tactics=True, lean_max_batch=lean_max)
         state = sample_positions(env, batch)
         gs.run(state[: min(batch, 8)], rng.make_keys(0, min(batch, 8), device=env.device))  # warm up
@@ -112,7 +120,7 @@ def bench_search(game: str, model: str, batch: int, simulations: int = 64, devic
         used = torch.get_num_threads()
     sims = searches * batch * simulations
     return {"game": env.game.spec, "model": model, "batch": batch, "simulations": simulations,
-            "scheme": scheme, "tree": "lean" if batch <= lean_max else "batched", "device": str(env.device), "threads": used,
+            "scheme": scheme, "backend": "aoti" if evaluator.native is not None else "eager", "tree": "lean" if batch <= lean_max else "batched", "device": str(env.device), "threads": used,
             "searches": searches,
             "seconds": round(elapsed, 3), "sims_per_s": sims / elapsed,
             "positions_per_s": searches * batch / elapsed, "evals_per_s": evaluator.evaluated / elapsed,

@@ -73,7 +73,7 @@ class Grower:
         self.sequential = sequential
         """Search the round's positions one after another (the one-position way, for comparison)."""
         slices = CPU_NETWORK_BATCH if env.device.type == "cpu" and not sequential else None
-        evaluator = NetworkEvaluator(model, env, max_batch=slices)  # one at a time: the players' own search
+        evaluator = NetworkEvaluator(model, env, max_batch=slices, backend=None)  # the process's backend
         self.search = GameSearch(env, evaluator, analysis_config(sims), tactics=True, lean_max_batch=LEAN_MAX_BATCH)
         self._states: dict[str, tuple[State, int]] = {}
         self.start_state = start_state

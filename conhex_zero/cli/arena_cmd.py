@@ -7,7 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from conhex_zero.cli.common import (CliError, check_appendable, check_seconds, handle_sigterm, HelpFormatter,
+from conhex_zero.cli.common import (add_backend_argument, CliError, check_appendable, check_seconds, handle_sigterm, HelpFormatter,
                                     add_threads_argument,
                                     check_arena_arguments, game_for_players, plural, preflight_game,
                                     preflight_players, print_json, resolve_device, warn)
@@ -89,6 +89,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=SEED, default=0, help="match seed (default: 0)")
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     add_threads_argument(p)
+    add_backend_argument(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)

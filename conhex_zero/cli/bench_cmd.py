@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from conhex_zero.cli.common import (MAX_THREADS, CliError, preflight_game, add_threads_argument, check_range, plural,
+from conhex_zero.cli.common import (MAX_THREADS, add_backend_argument, CliError, preflight_game, add_threads_argument, check_range, plural,
                                     print_json, resolve_device)
 from conhex_zero.cli.numbers import SECONDS, SEED, SIMS, THREADS, Whole
 
@@ -44,6 +44,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         sp.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
         sp.add_argument("--seconds", type=SECONDS, default=3.0, help="measuring time (default: 3)")
         add_threads_argument(sp)
+        add_backend_argument(sp)
         sp.add_argument("--json", action="store_true", help="print the result as JSON")
     net.add_argument("--compile", action="store_true", help="run the model through torch.compile")
     search.add_argument("--sims", type=SIMS, default=64, help="simulations per search (default: 64)")
@@ -105,12 +106,13 @@ def run_net(args: argparse.Namespace) -> int:
     device = _common(args)
     from conhex_zero.bench.search_bench import bench_network
 
-    r = bench_network(args.game, args.model, args.batch, device, args.seconds, args.threads, args.compile)
+    r = bench_network(args.game, args.model, args.batch, device, args.seconds, args.threads, args.compile,
+                      backend=args.backend)
     if args.json:
         print_json(r)
     else:
         print(f"{r['model']} ({r['parameters']:,} parameters) on {r['game']}, batch {r['batch']}, "
-              f"{r['device']} ({plural(r['threads'], 'thread')}, {r['dtype']}{', compiled' if r['compiled'] else ''}): "
+              f"{r['device']} ({plural(r['threads'], 'thread')}, {r['dtype']}, {'compiled' if r['compiled'] else r['backend']}): "
               f"{r['evals_per_s']:,.0f} evaluations/s (encoder apart: {r['encodings_per_s']:,.0f} positions/s)")
     return 0
 
@@ -120,11 +122,11 @@ def run_search(args: argparse.Namespace) -> int:
     from conhex_zero.bench.search_bench import bench_search
 
     r = bench_search(args.game, args.model, args.batch, args.sims, device, args.scheme, args.seconds, args.threads,
-                     tree=args.tree)
+                     tree=args.tree, backend=args.backend)
     if args.json:
         print_json(r)
     else:
-        print(f"{r['scheme']} search ({r['tree']} tree), {plural(r['simulations'], 'simulation')}, {r['model']} on "
+        print(f"{r['scheme']} search ({r['tree']} tree, {r['backend']} network), {plural(r['simulations'], 'simulation')}, {r['model']} on "
               f"{r['game']}, batch {r['batch']}, "
               f"{r['device']} ({plural(r['threads'], 'thread')}): {r['sims_per_s']:,.0f} simulations/s, "
               f"{r['positions_per_s']:,.1f} positions/s, network {100 * r['network_fraction']:.0f}% of the time "

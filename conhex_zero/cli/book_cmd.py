@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from conhex_zero.cli.common import (CliError, HelpFormatter, add_threads_argument, check_output_file, output_json,
+from conhex_zero.cli.common import (add_backend_argument, CliError, HelpFormatter, add_threads_argument, check_output_file, output_json,
                                     preflight_checkpoint, preflight_file, resolve_device)
 from conhex_zero.cli.numbers import MAX_SECONDS, SEED, SIMS, Real, Whole
 
@@ -66,6 +66,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     grow.add_argument("--seed", type=SEED, default=0, help="search seed (default: 0)")
     grow.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     add_threads_argument(grow)
+    add_backend_argument(grow)
     grow.add_argument("--quiet", action="store_true", help="no progress bar")
     grow.set_defaults(run=run_grow)
 

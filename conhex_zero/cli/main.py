@@ -93,6 +93,8 @@ def run_command(name: str, fn, args: argparse.Namespace) -> int:
     from conhex_zero.env.allocator import keep_freed_memory
 
     keep_freed_memory()
+    if getattr(args, "backend", None) is not None:  # --backend: this process's (and its workers') default
+        os.environ["CONHEX_ZERO_BACKEND"] = args.backend
     threads = getattr(args, "threads", None) if name not in ("train", "piece", "bench") else None
     try:
         with torch_threads(threads):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from conhex_zero.cli.common import (CliError, preflight_checkpoint, preflight_file, preflight_game, HelpFormatter,
+from conhex_zero.cli.common import (add_backend_argument, CliError, preflight_checkpoint, preflight_file, preflight_game, HelpFormatter,
                                     add_threads_argument, check_output_file, game_for_players, load_record,
                                     output_json, resolve_device, warn)
 from conhex_zero.cli.numbers import INDEX, MAX_SIMULATIONS, SEED, SIMS, Whole, Wholes
@@ -89,6 +89,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=SEED, default=0, help="search seed (default: 0)")
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     add_threads_argument(p)
+    add_backend_argument(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
 

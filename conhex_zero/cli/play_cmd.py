@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Iterator, TextIO
 
-from conhex_zero.cli.common import (CliError, preflight_book, preflight_game, preflight_players, HelpFormatter,
+from conhex_zero.cli.common import (add_backend_argument, CliError, preflight_book, preflight_game, preflight_players, HelpFormatter,
                                     add_threads_argument,
                                     check_clock_options, game_for_players, is_terminal, plural, resolve_device,
                                     use_color)
@@ -78,6 +78,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=SEED, default=0, help="seed (default: 0)")
     p.add_argument("--no-color", action="store_true", help="no ANSI colours, even in a terminal")
     add_threads_argument(p)
+    add_backend_argument(p)
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     p.set_defaults(run=run)
 

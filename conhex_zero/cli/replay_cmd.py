@@ -13,7 +13,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from conhex_zero.cli.common import (CliError, preflight_file, preflight_game, preflight_players, HelpFormatter,
+from conhex_zero.cli.common import (add_backend_argument, CliError, preflight_file, preflight_game, preflight_players, HelpFormatter,
                                     add_threads_argument, check_output_file, load_record, print_json, resolve_device,
                                     use_color)
 from conhex_zero.cli.numbers import INDEX, SEED, SIMS, Whole
@@ -83,6 +83,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mistakes", type=Whole(0, 1000), default=3, metavar="K", help="how many mistakes to list (default: 3)")
     p.add_argument("--device", default="cpu", help="device for --analyse: cpu or cuda (default: cpu)")
     add_threads_argument(p)
+    add_backend_argument(p)
     p.add_argument("--to-sgf", metavar="OUT",
                    help="also write the game as SGF (Little Golem style for ConHex, GM[11] for Hex)")
     p.set_defaults(run=run)

@@ -9,7 +9,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from conhex_zero.cli.common import (preflight_book, CliError, preflight_checkpoint, preflight_game, HelpFormatter,
+from conhex_zero.cli.common import (add_backend_argument, preflight_book, CliError, preflight_checkpoint, preflight_game, HelpFormatter,
                                     add_threads_argument, check_output_dir, game_for_players, plural,
                                     resolve_device)
 from conhex_zero.cli.numbers import MAX_SIMULATIONS, SEED, SIMS, Whole, Wholes
@@ -55,6 +55,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=SEED, default=0, help="seed (default: 0)")
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     add_threads_argument(p)
+    add_backend_argument(p)
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(run=run)
 

@@ -11,7 +11,8 @@ import signal
 import sys
 import threading
 
-from conhex_zero.cli.common import (preflight_book, CliError, preflight_game, preflight_players, HelpFormatter, add_threads_argument,
+from conhex_zero.cli.common import (add_backend_argument,
+                                    preflight_book, CliError, preflight_game, preflight_players, HelpFormatter, add_threads_argument,
                                     check_clock_options, game_for_players, resolve_device, warn)
 from conhex_zero.cli.play_cmd import BOOK_HELP, PLAYER_HELP, PONDER_HELP
 from conhex_zero.cli.numbers import SECONDS, SEED, SIMS, TEMPERATURE, TOP, Whole
@@ -63,6 +64,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--book", metavar="DIR", help=BOOK_HELP)
     p.add_argument("--seed", type=SEED, default=0, help="seed (default: 0)")
     add_threads_argument(p)
+    add_backend_argument(p)
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     p.add_argument("--verbose", action="store_true", help="log every HTTP request on stderr")
     p.set_defaults(run=run)

@@ -73,7 +73,7 @@ def reference_player(ref: str, env: VecEnv, sims: int, seed: int):
     if not is_checkpoint_reference(ref):
         return make_player(ref, env, seed=seed)
     model = load_checkpoint(ref, env.device).model
-    return network_player(env, model, sims, seed, name=ref)
+    return network_player(env, model, sims, seed, name=ref, backend="eager")
 
 
 def evaluate(env: VecEnv, model: GraphNet, previous: tuple[str, GraphNet] | None, config: EvalConfig,
@@ -88,7 +88,7 @@ def evaluate(env: VecEnv, model: GraphNet, previous: tuple[str, GraphNet] | None
         if ref not in ladder.players:
             ladder.add_player(ref, "reference", **tag)
     ladder.add_player(name, "checkpoint", **info)
-    me = network_player(env, model, config.sims, seed, name=name)
+    me = network_player(env, model, config.sims, seed, name=name, backend="eager")
     metrics: dict[str, float] = {}
 
     def play(opponent, games: int, key: str | None) -> None:
@@ -102,7 +102,7 @@ def evaluate(env: VecEnv, model: GraphNet, previous: tuple[str, GraphNet] | None
             play(reference_player(ref, env, config.sims, seed + 2), config.games, reference_key(ref))
     if previous is not None and config.previous_games:
         prev_name, prev_model = previous
-        play(network_player(env, prev_model, config.sims, seed + 1, name=prev_name), config.previous_games,
+        play(network_player(env, prev_model, config.sims, seed + 1, name=prev_name, backend="eager"), config.previous_games,
              "eval/vs_previous")
         if config.neighbours and prev_name in {r.first for r in ladder.results}:
             ratings = ladder.fit()
@@ -110,7 +110,7 @@ def evaluate(env: VecEnv, model: GraphNet, previous: tuple[str, GraphNet] | None
                           and n not in (name, prev_name) and _on_disk(run_path, i)]
             for other in nearest(ratings, candidates, ratings.elo.get(prev_name, 0.0), config.neighbours):
                 model_other = load_checkpoint(_stored_path(run_path, ladder.players[other]["path"]), env.device).model
-                play(network_player(env, model_other, config.sims, seed + 3, name=other), config.previous_games, None)
+                play(network_player(env, model_other, config.sims, seed + 3, name=other, backend="eager"), config.previous_games, None)
     if name not in {r.first for r in ladder.results}:  # no evaluation games configured
         return metrics, name
     ratings = ladder.fit()
@@ -129,9 +129,9 @@ def check(env: VecEnv, model: GraphNet, config: EvalConfig, seed: int) -> dict[s
     won) and ``check/seconds``."""
     start = time.perf_counter()
     if config.check_sims:
-        me = network_player(env, model, config.check_sims, seed, name="checked")
+        me = network_player(env, model, config.check_sims, seed, name="checked", backend="eager")
     else:
-        me = PolicyPlayer(env, NetworkEvaluator(model, env), "checked")
+        me = PolicyPlayer(env, NetworkEvaluator(model, env, backend="eager"), "checked")
     result = play_match(env, me, RandomPlayer(env, seed + 5), config.check_games, seed=seed, progress=False,
                         opening_plies=config.opening_plies)
     wins = result.wins[0]

@@ -183,7 +183,8 @@ class LineRater:
         from conhex_zero.train.evaluate import reference_player
 
         if name in self.names:
-            return network_player(env, self.line.checkpoints / f"{name}.pt", self.sims, seed, name=name)
+            return network_player(env, self.line.checkpoints / f"{name}.pt", self.sims, seed, name=name,
+                                  backend="eager")  # a compile per rung would cost more than it gains
         return reference_player(name, env, self.sims, seed)
 
     def _play(self, env, ladder: Ladder, name: str, opponent: str, games: int) -> tuple[Match, float]:

@@ -1,0 +1,247 @@
+"""The network's inference in native kernels for the CPU's searches: AOTInductor, cached by model.
+
+A search at the board evaluates 1-64 positions a call, where eager PyTorch runs the network as
+dozens of small kernels (a layer norm or a GELU costs several times a plain copy). AOTInductor
+(``torch.export`` + ``torch._inductor.aoti_compile_and_package``, in torch itself) compiles the
+network's inference once into a shared library with fused loops: 1.4-4.5 times eager's positions a
+second at 1-64 positions on a CPU (docs/speed.md; ``benchmarks/bench_native.py``). ONNX Runtime was
+measured too and loses from 16 positions up.
+
+* **What is compiled**: the model's own inference path (``Block.infer_``) on the graph's dense
+  blocks, which become constants of the library, for any batch size; inputs ``x [B, N, F]`` and
+  ``contact [B, C, 4]`` (what ``Encoder`` makes), outputs the policy logits ``[B, A]`` and the value
+  ``[B]`` (ownership is not computed: no search reads it). Compiled with one thread (a search
+  evaluates a few dozen positions, too few to share) and for this machine's CPU (``-march=native``).
+* **The cache**: one package per model, board graph, torch version and CPU (``cache_key``), in
+  ``$CONHEX_ZERO_CACHE`` or ``~/.cache/conhex-zero/native``. The first use builds it (15-25 s for
+  ``l4h64``, said on stderr with the time taken); every later use, in any process, loads it in a few
+  milliseconds through torch's C++ loader (``torch._inductor.aoti_load_package`` would first spend
+  2-3 s checking the CPU's vector instructions). Written to a temporary name and renamed, under a
+  lock, so a killed build or two processes at once never leave a broken package.
+* **Backends** (``BACKENDS``): ``eager`` (the reference and the fallback), ``aoti``, and ``auto``, the
+  default: ``aoti`` on a CPU, eager elsewhere (the GPU has its own path: CUDA graphs, bf16). Where
+  the package cannot be built or loaded (no C++ compiler, an export that fails, another platform),
+  the caller gets ``None`` and one line on stderr says that the eager path is used.
+  ``CONHEX_ZERO_BACKEND`` sets the process's default (the test suite sets ``eager``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import inspect
+import os
+import platform
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Callable, Iterator
+
+import torch
+from torch import Tensor, nn
+
+from conhex_zero.nn.encode import Encoded, Graph
+
+BACKENDS = ("auto", "aoti", "eager")
+"""``auto``: the fastest that works here (``aoti`` on a CPU); ``aoti``: AOTInductor's package;
+``eager``: PyTorch's own kernels, the reference."""
+BACKEND_ENV = "CONHEX_ZERO_BACKEND"
+CACHE_ENV = "CONHEX_ZERO_CACHE"
+FORMAT = 1
+"""Bumped when what is compiled changes in a way the sources hashed by ``cache_key`` do not show."""
+MAX_BATCH = 4096
+"""The largest batch a package takes (a search calls it with at most a few hundred positions)."""
+
+_default: str | None = None
+_loaded: dict[str, "NativeNetwork"] = {}  # this process's packages, by key
+_failed: dict[str, str] = {}  # keys whose build or load failed here, with the reason
+
+
+def default_backend() -> str:
+    """The process's backend: ``set_default_backend``'s, else ``$CONHEX_ZERO_BACKEND``, else ``auto``."""
+    if _default is not None:
+        return _default
+    value = os.environ.get(BACKEND_ENV, "auto").strip().lower() or "auto"
+    return value if value in BACKENDS else "auto"
+
+
+def set_default_backend(backend: str | None) -> None:
+    """Set the process's default backend (``--backend``); ``None`` goes back to the environment's."""
+    global _default
+    if backend is not None and backend not in BACKENDS:
+        raise ValueError(f"backend {backend!r}: one of {', '.join(BACKENDS)}")
+    _default = backend
+
+
+def wants_native(backend: str | None, device: torch.device) -> bool:
+    """Whether ``backend`` (``None``: the default) asks for the native path on ``device``."""
+    backend = default_backend() if backend is None else backend
+    return backend != "eager" and device.type == "cpu"
+
+
+def cache_dir() -> Path:
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "conhex-zero" / "native"
+
+
+def _cpu_identity() -> str:
+    """What the compiled code depends on: the machine, its CPU's model and instruction sets."""
+    parts = [platform.system(), platform.machine(), platform.processor()]
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith(("model name", "flags", "Features")):
+                parts.append(line)
+            if line.strip() == "":
+                break  # the first processor's lines are enough
+    return "\n".join(parts)
+
+
+def cache_key(model: nn.Module, graph: Graph) -> str:
+    """A digest of everything a package depends on: weights, sizes, the board's graph, the code that
+    is compiled, torch's version and the CPU. Any change gives another package."""
+    h = hashlib.sha256()
+    h.update(f"{FORMAT} {torch.__version__} {sys.version_info[:2]}".encode())
+    h.update(_cpu_identity().encode())
+    for module in (sys.modules[type(model).__module__], sys.modules[__name__]):
+        h.update(inspect.getsource(module).encode())
+    for name, tensor in model.state_dict().items():
+        h.update(f"{name} {tuple(tensor.shape)} {tensor.dtype}".encode())
+        h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    for block in (graph.from_cells, graph.cells_from_holes, graph.cells_from_sides):
+        h.update(str(tuple(block.shape)).encode())
+        h.update(block.detach().cpu().contiguous().numpy().tobytes())
+    h.update(f"{graph.num_types} {graph.num_holes} {graph.num_cells}".encode())
+    return h.hexdigest()[:24]
+
+
+class _Inference(nn.Module):
+    """``(x [B, N, F], contact [B, C, 4]) -> (logits [B, A], value [B])``: the model's inference
+    (``Block.infer_``, under ``no_grad``) with the graph's dense blocks as buffers."""
+
+    def __init__(self, model: nn.Module, graph: Graph):
+        super().__init__()
+        self.model = model
+        self.register_buffer("from_cells", graph.from_cells.detach().cpu().clone())
+        self.register_buffer("cells_from_holes", graph.cells_from_holes.detach().cpu().clone())
+        self.register_buffer("cells_from_sides", graph.cells_from_sides.detach().cpu().clone())
+        self.sizes = (graph.num_types, graph.num_holes, graph.num_cells)
+
+    def forward(self, x: Tensor, contact: Tensor) -> tuple[Tensor, Tensor]:
+        graph = Graph(self.from_cells, self.cells_from_holes, self.cells_from_sides, *self.sizes, None)
+        with torch.no_grad():
+            logits, value, _ = self.model(Encoded(x=x, contact=contact), graph)
+        return logits, value
+
+
+class NativeNetwork:
+    """A loaded package: ``(encoded, graph) -> (logits [B, A], value [B], None)``, as the model's
+    own call returns (no ownership)."""
+
+    def __init__(self, path: Path, key: str, build_seconds: float | None):
+        self.path, self.key = path, key
+        self.build_seconds = build_seconds
+        """Seconds this process spent building the package (None: it was in the cache)."""
+        # torch's C++ loader: no Python-side check of the CPU (the package was built for this one).
+        self._loader = torch._C._aoti.AOTIModelPackageLoader(str(path), "model", False, 1, -1)
+
+    def __call__(self, encoded: Encoded, graph: Graph) -> tuple[Tensor, Tensor, None]:
+        logits, value = self._loader.run([encoded.x.contiguous(), encoded.contact.contiguous()])
+        return logits, value, None
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` (POSIX; elsewhere none: the rename still keeps files whole)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(path, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def _one_thread() -> Iterator[None]:
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _build(model: nn.Module, graph: Graph, sample: Encoded, target: Path) -> None:
+    """Export and compile the inference of ``model`` into the package ``target`` (atomically)."""
+    wrapper = _Inference(model, graph).eval()
+    batch = torch.export.Dim("batch", min=1, max=MAX_BATCH)
+    partial = target.with_name(f"{target.stem}.{os.getpid()}.partial.pt2")
+    with warnings.catch_warnings(), torch.inference_mode(False), _one_thread():
+        warnings.simplefilter("ignore")
+        program = torch.export.export(wrapper, (sample.x, sample.contact),
+                                      dynamic_shapes={"x": {0: batch}, "contact": {0: batch}}, strict=False)
+        try:
+            # freezing: the weights are folded into the library as constants (it is one model's).
+            torch._inductor.aoti_compile_and_package(program, package_path=str(partial),
+                                                     inductor_configs={"freezing": True})
+            os.replace(partial, target)
+        finally:
+            partial.unlink(missing_ok=True)
+
+
+def _say(message: str) -> None:
+    print(f"conhex-zero: {message}", file=sys.stderr, flush=True)
+
+
+def native_network(model: nn.Module, graph: Graph, sample: Encoded, label: str = "the network",
+                   say: Callable[[str], None] = _say) -> NativeNetwork | None:
+    """The package of ``model``'s inference on ``graph``, from the cache or built into it (saying so,
+    with the time taken); ``None``, with one line saying that the eager path is used, where it
+    cannot be built or loaded. ``sample``: a few encoded positions of the game (for the export)."""
+    try:
+        key = cache_key(model, graph)
+    except Exception as err:  # a model this module cannot hash (not a GraphNet): eager
+        say(f"native inference unavailable for {label} ({_reason(err)}); using the eager path")
+        return None
+    if key in _loaded:
+        return _loaded[key]
+    if key in _failed:
+        return None
+    folder = cache_dir()
+    target = folder / f"{key}.pt2"
+    for attempt in range(2):
+        built: float | None = None
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            with _locked(folder / f"{key}.lock"):
+                if not target.exists():
+                    say(f"building native inference for {label} (once per model and machine, about 20 s; "
+                        f"cached in {folder})")
+                    started = time.perf_counter()
+                    _build(model, graph, sample, target)
+                    built = time.perf_counter() - started
+                    say(f"built native inference for {label} in {built:.1f} s")
+            network = NativeNetwork(target, key, built)
+            break
+        except Exception as err:  # no compiler, an export or a load that fails: the eager path
+            if attempt == 0 and built is None and target.exists():
+                with contextlib.suppress(OSError):  # a damaged package in the cache: built again once
+                    target.unlink()
+                continue
+            _failed[key] = _reason(err)
+            say(f"native inference unavailable for {label} ({_failed[key]}); using the eager path")
+            return None
+    _loaded[key] = network
+    return network
+
+
+def _reason(err: BaseException) -> str:
+    text = " ".join(str(err).split()) or type(err).__name__
+    return text if len(text) <= 160 else text[:157] + "..."
