@@ -1,4 +1,4 @@
-"""Shared test set-up: one torch thread for the whole suite.
+"""Shared test set-up: one torch thread and the eager network for the whole suite.
 
 A test's verdict must not depend on the machine's core count or load. Float reductions split over
 threads round differently, so a training test could learn differently with 1 or 2 threads; and
@@ -10,6 +10,10 @@ import os
 
 os.environ["OMP_NUM_THREADS"] = "1"  # before torch is imported: also read by subprocesses
 os.environ.setdefault("MKL_NUM_THREADS", "1")
+# The network's eager kernels for the suite (and its subprocesses): the golden search results are
+# eager's, and a native package costs 15-25 s to build. tests/test_native.py builds and checks the
+# native path (the commands' default, nn/native.py) in a cache of its own.
+os.environ["CONHEX_ZERO_BACKEND"] = "eager"
 
 from collections import defaultdict  # noqa: E402
 from pathlib import Path  # noqa: E402

@@ -1,0 +1,195 @@
+"""The network's native inference (``nn/native.py``): the backend's choice and names, and, in the
+slow suite, a real AOTInductor package of the shipped ConHex model: its outputs against the eager
+network's, the cache used by a new process without building again, a damaged package built again,
+and every command still running on the eager path where no package can be built (no C++ compiler).
+
+The suite runs with ``CONHEX_ZERO_BACKEND=eager`` (tests/conftest.py); the tests that build set the
+backend themselves and use a cache folder of their own (``CONHEX_ZERO_CACHE``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from conhex_zero.agents.evaluators import NetworkEvaluator
+from conhex_zero.agents.player_specs import PlayerSpecError, parse_player
+from conhex_zero.env.vec_env import VecEnv
+from conhex_zero.nn import native
+from conhex_zero.nn.checkpoint import load_checkpoint
+from conhex_zero.nn.encode import NUM_FEATURES, Encoder
+from conhex_zero.nn.model import GraphNet, ModelConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = ROOT / "checkpoints" / "conhex-l4h64-v4.pt"
+BOOK = ROOT / "checkpoints" / "books" / "hex5-l4h64"
+
+
+def _positions(env: VecEnv, batch: int, seed: int, plies: int = 14):
+    gen = torch.Generator().manual_seed(seed)
+    state = env.initial_state(batch)
+    for _ in range(plies):
+        state = env.reset_done(env.step(state, env.random_actions(state, gen)), gen)
+    return state
+
+
+# ------------------------------------------------------------------ choosing the backend (fast)
+def test_the_default_backend_follows_the_environment_and_the_setter(monkeypatch):
+    monkeypatch.setattr(native, "_default", None)
+    monkeypatch.delenv(native.BACKEND_ENV, raising=False)
+    assert native.default_backend() == "auto"
+    monkeypatch.setenv(native.BACKEND_ENV, "eager")
+    assert native.default_backend() == "eager"
+    native.set_default_backend("aoti")
+    assert native.default_backend() == "aoti"
+    native.set_default_backend(None)
+    assert native.default_backend() == "eager"
+    with pytest.raises(ValueError, match="one of auto, aoti, eager"):
+        native.set_default_backend("onnx")
+
+
+def test_only_a_cpu_network_asked_for_it_takes_the_native_path():
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    assert native.wants_native("auto", cpu) and native.wants_native("aoti", cpu)
+    assert not native.wants_native("eager", cpu)
+    assert not native.wants_native("auto", cuda)  # the GPU keeps its own path (CUDA graphs, bf16)
+    assert not native.wants_native(None, cpu)  # the suite's default is eager (conftest)
+
+
+def test_the_eager_backend_builds_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv(native.CACHE_ENV, str(tmp_path))
+    env = VecEnv("hex-3")
+    evaluator = NetworkEvaluator(GraphNet(ModelConfig(1, 8), NUM_FEATURES), env, backend="eager")
+    assert evaluator.native is None and list(tmp_path.iterdir()) == []
+
+
+def test_the_cache_key_changes_with_the_weights_and_the_board():
+    torch.manual_seed(0)
+    model = GraphNet(ModelConfig(1, 8), NUM_FEATURES)
+    hex3, hex4 = Encoder(VecEnv("hex-3")).graph, Encoder(VecEnv("hex-4")).graph
+    key = native.cache_key(model, hex3)
+    assert native.cache_key(model, hex3) == key
+    assert native.cache_key(model, hex4) != key
+    with torch.no_grad():
+        model.embed.bias[0] += 1e-6
+    assert native.cache_key(model, hex3) != key
+
+
+def test_a_player_names_its_backend():
+    path = str(MODEL)
+    assert parse_player(f"{path}:backend=eager").backend == "eager"
+    assert parse_player(f"{path}:sims=8:backend=aoti").simulations == 8
+    assert parse_player(f"policy:{path}:backend=eager").backend == "eager"
+    both = parse_player(f"{path}:seconds=0.5:book={BOOK}:backend=eager")
+    assert (both.book, both.backend, both.seconds) == (str(BOOK), "eager", 0.5)
+    assert parse_player(f"{path}:backend=eager:book={BOOK}").book == str(BOOK)
+    assert parse_player(path).backend is None
+    with pytest.raises(PlayerSpecError, match="backend='onnx' is none of auto, aoti, eager"):
+        parse_player(f"{path}:backend=onnx")
+
+
+# ------------------------------------------------------------------ a real package (slow)
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    """A cache folder holding the shipped model's package (built once for the module)."""
+    folder = tmp_path_factory.mktemp("native-cache")
+    before = os.environ.get(native.CACHE_ENV)
+    os.environ[native.CACHE_ENV] = str(folder)
+    try:
+        yield folder
+    finally:
+        if before is None:
+            os.environ.pop(native.CACHE_ENV, None)
+        else:
+            os.environ[native.CACHE_ENV] = before
+
+
+@pytest.mark.slow
+def test_the_native_network_gives_the_eager_networks_outputs(cache):
+    """Within 1e-5 relative to the logits' size (1e-5 absolute for values in [-1, 1]): the same
+    arithmetic in another order. The eager network's own two paths (``Block.forward`` and
+    ``Block.infer_``) differ by as much, which this test checks too."""
+    checkpoint = load_checkpoint(MODEL)
+    env = VecEnv(checkpoint.game)
+    lines: list[str] = []
+    encoder = Encoder(env)
+    built = native.native_network(checkpoint.model, encoder.graph, encoder(env.initial_state(2)), "v4", say=lines.append)
+    assert built is not None and built.build_seconds is not None, lines
+    assert lines[0].startswith("building native inference for v4") and lines[1].startswith("built native inference")
+    assert list(cache.glob("*.pt2")) == [built.path]
+    eager = NetworkEvaluator(checkpoint.model, env, backend="eager")
+    fast = NetworkEvaluator(checkpoint.model, env, backend="aoti")
+    assert fast.native is built  # one package per model in a process
+    for batch in (1, 2, 7, 33, 64):
+        state = _positions(env, batch, seed=batch)
+        (logits, value), (ref_logits, ref_value) = fast(state), eager(state)
+        legal = ref_logits > -1e8
+        assert torch.equal(logits > -1e8, legal)
+        assert ((logits[legal] - ref_logits[legal]).abs() <= 1e-5 * (1 + ref_logits[legal].abs())).all()
+        assert (value - ref_value).abs().max() <= 1e-5
+        with torch.enable_grad():  # the functional path: the floor of float reordering
+            functional = checkpoint.model(encoder(state, legal), encoder.graph)[0].detach()
+        assert ((functional[legal] - ref_logits[legal]).abs() <= 1e-5 * (1 + ref_logits[legal].abs())).all()
+
+
+@pytest.mark.slow
+def test_a_new_process_loads_the_package_without_building(cache):
+    checkpoint = load_checkpoint(MODEL)
+    env = VecEnv(checkpoint.game)
+    encoder = Encoder(env)
+    assert native.native_network(checkpoint.model, encoder.graph, encoder(env.initial_state(2))) is not None
+    code = ("import torch; from conhex_zero.nn.checkpoint import load_checkpoint; "
+            "from conhex_zero.env.vec_env import VecEnv; from conhex_zero.agents.evaluators import NetworkEvaluator; "
+            f"c = load_checkpoint({str(MODEL)!r}); env = VecEnv(c.game); "
+            "e = NetworkEvaluator(c.model, env, backend='auto'); "
+            "print(e.native is not None and e.native.build_seconds is None, float(e(env.initial_state(1))[1][0]))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, native.CACHE_ENV: str(cache)}, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert "building" not in run.stderr and "unavailable" not in run.stderr
+    loaded, value = run.stdout.split()
+    assert loaded == "True"
+    with torch.no_grad():
+        reference = float(NetworkEvaluator(checkpoint.model, env, backend="eager")(env.initial_state(1))[1][0])
+    assert abs(float(value) - reference) <= 1e-5
+
+
+@pytest.mark.slow
+def test_a_damaged_package_is_built_again(tmp_path, monkeypatch):
+    monkeypatch.setenv(native.CACHE_ENV, str(tmp_path))
+    monkeypatch.setattr(native, "_loaded", {})
+    torch.manual_seed(3)
+    env = VecEnv("hex-3")
+    encoder = Encoder(env)
+    model = GraphNet(ModelConfig(1, 8), NUM_FEATURES).eval()
+    key = native.cache_key(model, encoder.graph)
+    (tmp_path / f"{key}.pt2").write_bytes(b"not a package")
+    lines: list[str] = []
+    built = native.native_network(model, encoder.graph, encoder(env.initial_state(2)), say=lines.append)
+    assert built is not None and built.build_seconds is not None
+    assert any(line.startswith("building") for line in lines)
+    state = _positions(env, 5, seed=1, plies=3)
+    with torch.no_grad():
+        ref = model(encoder(state), encoder.graph)
+    assert torch.allclose(built(encoder(state), encoder.graph)[0], ref[0], atol=1e-5)
+
+
+@pytest.mark.slow
+def test_without_a_compiler_every_command_runs_eager_and_says_so(tmp_path):
+    """A machine without a C++ compiler (``CXX`` names none): the package cannot be built, and the
+    command plays on the eager path after one line saying so."""
+    env = {**os.environ, native.CACHE_ENV: str(tmp_path), "CXX": str(tmp_path / "no-such-compiler"),
+           native.BACKEND_ENV: "auto"}
+    run = subprocess.run([sys.executable, "-m", "conhex_zero", "bench", "search", "--game", "hex-3", "--model", "l1h8",
+                          "--batch", "1", "--sims", "8", "--seconds", "0.2", "--json"],
+                         capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    assert run.returncode == 0, run.stderr
+    unavailable = [line for line in run.stderr.splitlines() if "native inference unavailable" in line]
+    assert len(unavailable) == 1 and unavailable[0].endswith("using the eager path"), run.stderr
+    assert "Traceback" not in run.stderr
+    assert '"backend": "eager"' in run.stdout
+    assert list(tmp_path.glob("*.pt2")) == []
