@@ -120,7 +120,8 @@ def bench_search(game: str, model: str, batch: int, simulations: int = 64, devic
         used = torch.get_num_threads()
     sims = searches * batch * simulations
     return {"game": env.game.spec, "model": model, "batch": batch, "simulations": simulations,
-            "scheme": scheme, "backend": "aoti" if evaluator.native is not None else "eager", "tree": "lean" if batch <= lean_max else "batched", "device": str(env.device), "threads": used,
+            "scheme": scheme, "backend": "aoti" if evaluator.native is not None else "eager",
+            "tree": "lean" if batch <= lean_max else "batched", "device": str(env.device), "threads": used,
             "searches": searches,
             "seconds": round(elapsed, 3), "sims_per_s": sims / elapsed,
             "positions_per_s": searches * batch / elapsed, "evals_per_s": evaluator.evaluated / elapsed,
