@@ -28,8 +28,10 @@ from conhex_zero.train.selfplay import SelfPlay, SelfPlayStats
 
 
 def bench_selfplay(config: TrainConfig, seconds: float = 10.0, warmup_steps: int = 3, sync_steps: int = 3,
-                   threads: int | None = None) -> dict:
-    """Run the config's self-play for about ``seconds``; see the module docstring."""
+                   threads: int | None = None, backend: str = "eager") -> dict:
+    """Run the config's self-play for about ``seconds``; see the module docstring. ``backend``:
+    the network's (``nn.native``); training runs ``eager`` (its weights change at every step, and a
+    native package costs 15-25 s to build), ``aoti`` measures what a fixed network would gain."""
     device = torch.device(config.device)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
@@ -39,7 +41,7 @@ def bench_selfplay(config: TrainConfig, seconds: float = 10.0, warmup_steps: int
         model = GraphNet(ModelConfig.from_name(config.model), NUM_FEATURES).to(device).eval()
         timer = DeviceTimer(device)
         evaluator = NetworkEvaluator(model, env, compile=config.selfplay.compile, timer=timer,
-                                     precision=config.selfplay.precision)
+                                     precision=config.selfplay.precision, backend=backend, label=config.model)
         selfplay = SelfPlay(env, config.selfplay, evaluator, config.seed)
         replay = ReplayBuffer(env, config.replay.capacity, device)
         scratch = SelfPlayStats()
@@ -65,6 +67,7 @@ def bench_selfplay(config: TrainConfig, seconds: float = 10.0, warmup_steps: int
         "syncs_per_step": None if syncs is None else syncs / sync_steps,
         "peak_memory_mb": round(peak_memory_mb(device), 1), "torch": torch.__version__,
         "precision": config.selfplay.precision, "compile": config.selfplay.compile,
+        "backend": "aoti" if evaluator.native is not None else "eager",
         "cuda_graphs": config.selfplay.cuda_graphs,
         "compile_seconds": None if evaluator.compile_seconds is None else round(evaluator.compile_seconds, 2),
     }
