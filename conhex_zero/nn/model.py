@@ -92,7 +92,8 @@ class Block(nn.Module):
         messages are written into one buffer with fused multiply-adds instead of summed and
         concatenated; the global term and W1's bias enter as one row per position ``[B, h]``; the
         residual is accumulated into ``x`` by the last matmul; on the CPU in float32 the aggregation
-        multiplies by the graph's sparse blocks. Every tensor is in the parameters' dtype (no
+        multiplies by the graph's sparse blocks, and in the native package (``nn.native``) it gathers by
+        the graph's neighbour lists (``Graph.lists``). Every tensor is in the parameters' dtype (no
         autocast). On a CPU the network runs 1.17-1.24 times as fast at 8-256 positions
         (docs/speed.md)."""
         N, B, h = x.shape
@@ -105,7 +106,13 @@ class Block(nn.Module):
         eager = graph.sparse is not None and y.dtype == torch.float32 and not torch.compiler.is_compiling()
         sparse = graph.sparse if eager else (None, None, None)
 
-        def mean(block: Tensor, nodes: Tensor, coo: Tensor | None) -> Tensor:  # [R, K] @ [K, B*h] -> [R, B, h]
+        lists = graph.lists or (None, None, None)
+
+        def mean(block: Tensor, nodes: Tensor, coo: Tensor | None,
+                 listed: tuple[Tensor, Tensor] | None) -> Tensor:  # [R, K] @ [K, B*h] -> [R, B, h]
+            if listed is not None:  # the native package's neighbour lists (``Graph.lists``): one fused loop
+                index, weight = listed  # [R, D]
+                return (nodes[index] * weight[:, :, None, None].to(y.dtype)).sum(1)  # [R, D, B, h] -> [R, B, h]
             flat = nodes.reshape(nodes.shape[0], B * h)
             if coo is not None:  # the CPU's sparse copy of the block (``Graph.sparse``)
                 return torch.sparse.mm(coo, flat).view(block.shape[0], B, h)
@@ -113,12 +120,12 @@ class Block(nn.Module):
             return (block @ flat).view(block.shape[0], B, h)
 
         m = torch.empty_like(y)  # [N, B, h]: the messages, written part by part
-        from_cells = mean(graph.from_cells, cells, sparse[0])  # [H + C + 4, B, h]
+        from_cells = mean(graph.from_cells, cells, sparse[0], lists[0])  # [H + C + 4, B, h]
         torch.mul(from_cells[:H], g[0], out=m[:H])
         m_cells = m[H:H + C]
         torch.mul(from_cells[H:H + C], g[1], out=m_cells)
-        m_cells.addcmul_(mean(graph.cells_from_holes, holes, sparse[1]), g[0])
-        m_cells.addcmul_(mean(graph.cells_from_sides, sides, sparse[2]), g[2])
+        m_cells.addcmul_(mean(graph.cells_from_holes, holes, sparse[1], lists[1]), g[0])
+        m_cells.addcmul_(mean(graph.cells_from_sides, sides, sparse[2], lists[2]), g[2])
         m_cells.addcmul_(torch.bmm(contact_to_cells, sides.transpose(0, 1)).transpose(0, 1), g[3])  # [B, C, h] seen as [C, B, h]
         m_sides = m[H + C:]
         torch.mul(from_cells[H + C:], g[2], out=m_sides)

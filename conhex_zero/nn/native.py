@@ -7,8 +7,8 @@ network's inference once into a shared library with fused loops: 1.4-4.5 times e
 second at 1-64 positions on a CPU (docs/speed.md; ``benchmarks/bench_native.py``). ONNX Runtime was
 measured too and loses from 16 positions up.
 
-* **What is compiled**: the model's own inference path (``Block.infer_``) on the graph's dense
-  blocks, which become constants of the library, for any batch size; inputs ``x [B, N, F]`` and
+* **What is compiled**: the model's own inference path (``Block.infer_``) on the graph's neighbour
+  lists (``Graph.lists``), which become constants of the library, for any batch size; inputs ``x [B, N, F]`` and
   ``contact [B, C, 4]`` (what ``Encoder`` makes), outputs the policy logits ``[B, A]`` and the value
   ``[B]`` (ownership is not computed: no search reads it). Compiled with one thread (a search
   evaluates a few dozen positions, too few to share) and for this machine's CPU (``-march=native``).
@@ -105,7 +105,7 @@ def cache_key(model: nn.Module, graph: Graph) -> str:
     h = hashlib.sha256()
     h.update(f"{FORMAT} {torch.__version__} {sys.version_info[:2]}".encode())
     h.update(_cpu_identity().encode())
-    for module in (sys.modules[type(model).__module__], sys.modules[__name__]):
+    for module in (sys.modules[type(model).__module__], sys.modules[Graph.__module__], sys.modules[__name__]):
         h.update(inspect.getsource(module).encode())
     for name, tensor in model.state_dict().items():
         h.update(f"{name} {tuple(tensor.shape)} {tensor.dtype}".encode())
@@ -119,7 +119,7 @@ def cache_key(model: nn.Module, graph: Graph) -> str:
 
 class _Inference(nn.Module):
     """``(x [B, N, F], contact [B, C, 4]) -> (logits [B, A], value [B])``: the model's inference
-    (``Block.infer_``, under ``no_grad``) with the graph's dense blocks as buffers."""
+    (``Block.infer_``, under ``no_grad``) with the graph's blocks and neighbour lists as buffers."""
 
     def __init__(self, model: nn.Module, graph: Graph):
         super().__init__()
@@ -128,9 +128,14 @@ class _Inference(nn.Module):
         self.register_buffer("cells_from_holes", graph.cells_from_holes.detach().cpu().clone())
         self.register_buffer("cells_from_sides", graph.cells_from_sides.detach().cpu().clone())
         self.sizes = (graph.num_types, graph.num_holes, graph.num_cells)
+        lists = Graph(self.from_cells, self.cells_from_holes, self.cells_from_sides, *self.sizes).with_lists().lists
+        for k, (index, weight) in enumerate(lists):
+            self.register_buffer(f"index{k}", index)
+            self.register_buffer(f"weight{k}", weight)
 
     def forward(self, x: Tensor, contact: Tensor) -> tuple[Tensor, Tensor]:
-        graph = Graph(self.from_cells, self.cells_from_holes, self.cells_from_sides, *self.sizes, None)
+        lists = ((self.index0, self.weight0), (self.index1, self.weight1), (self.index2, self.weight2))
+        graph = Graph(self.from_cells, self.cells_from_holes, self.cells_from_sides, *self.sizes, None, lists)
         with torch.no_grad():
             logits, value, _ = self.model(Encoded(x=x, contact=contact), graph)
         return logits, value
