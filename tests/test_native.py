@@ -9,6 +9,7 @@ backend themselves and use a cache folder of their own (``CONHEX_ZERO_CACHE``)."
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -92,7 +93,45 @@ def test_a_player_names_its_backend():
         parse_player(f"{path}:backend=onnx")
 
 
+def test_where_no_package_can_be_built_the_evaluator_runs_eager_after_one_line(tmp_path, monkeypatch, capsys):
+    def fails(*args, **kwargs):
+        raise RuntimeError("C++ compile error: g++ not found")
+
+    monkeypatch.setenv(native.CACHE_ENV, str(tmp_path))
+    monkeypatch.setattr(native, "_build", fails)
+    monkeypatch.setattr(native, "_loaded", {})
+    monkeypatch.setattr(native, "_failed", {})
+    torch.manual_seed(1)
+    env = VecEnv("hex-4")
+    model = GraphNet(ModelConfig(1, 8), NUM_FEATURES)
+    first = NetworkEvaluator(model, env, backend="aoti", label="tiny")
+    again = NetworkEvaluator(model, env, backend="auto", label="tiny")  # the failure is remembered
+    assert first.native is None and again.native is None
+    lines = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert lines[0].startswith("conhex-zero: building native inference for tiny")  # said before the build
+    assert lines[1:] == ["conhex-zero: native inference unavailable for tiny (C++ compile error: g++ not found); "
+                         "using the eager path"]
+    state = _positions(env, 6, seed=2, plies=4)
+    eager = NetworkEvaluator(model, env, backend="eager")
+    assert all(torch.equal(a, b) for a, b in zip(first(state), eager(state)))
+    assert [p.name for p in tmp_path.iterdir()] != [] and not list(tmp_path.glob("*.pt2"))
+
+
+def test_commands_take_a_backend_and_refuse_another(capsys):
+    from conhex_zero.cli.main import main
+
+    assert main(["bench", "net", "--game", "hex-3", "--model", "l1h8", "--batch", "2", "--seconds", "0.05",
+                 "--backend", "eager", "--json"]) == 0
+    assert '"backend": "eager"' in capsys.readouterr().out
+    assert main(["play", str(MODEL), "--backend", "onnx"]) == 2
+    assert "invalid choice: 'onnx'" in capsys.readouterr().err
+
+
 # ------------------------------------------------------------------ a real package (slow)
+needs_compiler = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "g++")) is None,
+                                    reason="no C++ compiler here: AOTInductor cannot build (the eager fallback is tested)")
+
+
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
     """A cache folder holding the shipped model's package (built once for the module)."""
@@ -109,6 +148,7 @@ def cache(tmp_path_factory):
 
 
 @pytest.mark.slow
+@needs_compiler
 def test_the_native_network_gives_the_eager_networks_outputs(cache):
     """Within 1e-5 relative to the logits' size (1e-5 absolute for values in [-1, 1]): the same
     arithmetic in another order. The eager network's own two paths (``Block.forward`` and
@@ -137,6 +177,7 @@ def test_the_native_network_gives_the_eager_networks_outputs(cache):
 
 
 @pytest.mark.slow
+@needs_compiler
 def test_a_new_process_loads_the_package_without_building(cache):
     checkpoint = load_checkpoint(MODEL)
     env = VecEnv(checkpoint.game)
@@ -159,6 +200,7 @@ def test_a_new_process_loads_the_package_without_building(cache):
 
 
 @pytest.mark.slow
+@needs_compiler
 def test_a_damaged_package_is_built_again(tmp_path, monkeypatch):
     monkeypatch.setenv(native.CACHE_ENV, str(tmp_path))
     monkeypatch.setattr(native, "_loaded", {})
