@@ -117,6 +117,33 @@ def test_where_no_package_can_be_built_the_evaluator_runs_eager_after_one_line(t
     assert [p.name for p in tmp_path.iterdir()] != [] and not list(tmp_path.glob("*.pt2"))
 
 
+def test_a_gtp_boardsize_switch_never_builds_inside_the_command(tmp_path, monkeypatch, capsys):
+    """The engine's start may build (a controller allows a start-up); ``boardsize`` to a board the
+    model was never built for runs eager, after one line, rather than spend a build's 20 s in one
+    command."""
+    from conhex_zero.play.gtp_engine import GTPEngine
+
+    builds: list[str] = []
+
+    def fails(model, graph, sample, target):
+        builds.append(target.name)
+        raise RuntimeError("no compiler")
+
+    monkeypatch.setenv(native.CACHE_ENV, str(tmp_path))
+    monkeypatch.setattr(native, "_build", fails)
+    monkeypatch.setattr(native, "_loaded", {})
+    monkeypatch.setattr(native, "_failed", {})
+    monkeypatch.setattr(native, "_default", "auto")
+    engine = GTPEngine(str(ROOT / "checkpoints" / "hex5-l4h64.pt"), game="hex-5", simulations=4)
+    assert len(builds) == 1  # at the start: tried (and fell back to eager)
+    assert engine.handle("boardsize 4").startswith("=")
+    assert engine.handle("genmove b").startswith("= ")
+    assert len(builds) == 1  # the switch built nothing
+    err = capsys.readouterr().err
+    assert "native inference for " in err and "is not built yet on this board; using the eager path" in err
+    engine.close()
+
+
 def test_commands_take_a_backend_and_refuse_another(capsys):
     from conhex_zero.cli.main import main
 

@@ -54,6 +54,7 @@ MAX_BATCH = 4096
 """The largest batch a package takes (a search calls it with at most a few hundred positions)."""
 
 _default: str | None = None
+_build_allowed = True  # False inside ``cached_only()``
 _loaded: dict[str, "NativeNetwork"] = {}  # this process's packages, by key
 _failed: dict[str, str] = {}  # keys whose build or load failed here, with the reason
 
@@ -78,6 +79,19 @@ def wants_native(backend: str | None, device: torch.device) -> bool:
     """Whether ``backend`` (``None``: the default) asks for the native path on ``device``."""
     backend = default_backend() if backend is None else backend
     return backend != "eager" and device.type == "cpu"
+
+
+@contextlib.contextmanager
+def cached_only() -> Iterator[None]:
+    """Inside the block a package is loaded from the cache but never built: a model not built yet runs
+    eager (one line says so). For a GTP ``boardsize`` that switches games: a controller gives each
+    command seconds, not a build's 20."""
+    global _build_allowed
+    before, _build_allowed = _build_allowed, False
+    try:
+        yield
+    finally:
+        _build_allowed = before
 
 
 def cache_dir() -> Path:
@@ -225,6 +239,10 @@ def native_network(model: nn.Module, graph: Graph, sample: Encoded, label: str =
         built: float | None = None
         try:
             folder.mkdir(parents=True, exist_ok=True)
+            if not _build_allowed and not target.exists():
+                say(f"native inference for {label} is not built yet on this board; using the eager path "
+                    f"(a command's start with this game builds it)")
+                return None
             with _locked(folder / f"{key}.lock"):
                 if not target.exists():
                     say(f"building native inference for {label} (once per model and machine, about 20 s; "

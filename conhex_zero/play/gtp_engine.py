@@ -255,7 +255,11 @@ class GTPEngine:
         except GameSpecError:
             raise GTPFailure("unacceptable size") from None
         if game != self.session.game:
-            old, self.session = self.session, self._new_session(game.spec)
+            from conhex_zero.nn import native
+
+            with native.cached_only():  # no 20-s build inside one command: eager unless already built
+                session = self._new_session(game.spec)
+            old, self.session = self.session, session
             old.close()
             self.game_warnings.about(game.spec)
         else:
