@@ -93,6 +93,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     show.add_argument("--checkpoint", metavar="CKPT", help="the model that plays the check's games (default: the "
                       "book's own, by the file name it records)")
     show.add_argument("--seed", type=SEED, default=0, help="the check's seed (default: 0)")
+    add_backend_argument(show)
     show.set_defaults(run=run_show)
 
     html = what.add_parser(
