@@ -4,6 +4,7 @@ ends by its deadline with an evaluated checkpoint, writes a small line that fits
 machine can send back, keeps its last save when stopped, and records itself."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -307,12 +308,13 @@ def test_a_line_from_before_ids_adopts_one_and_numbers_on(tmp_path):
     line = tmp_path / "line"
     run_piece(line, config_file=str(TINY), minutes=5, run_dir=tmp_path / "r1", **QUIET)
     _reseal(line / "carry.pt", lambda d: d.pop("line"))
-    records = Line(line).pieces()
-    for r in records:
-        r.pop("line_id")
     from conhex_zero.files.jsonl import rewrite_jsonl
 
-    rewrite_jsonl(line / "pieces.jsonl", records)
+    # its records, logs and metric lines named no line then either
+    for name in ("pieces.jsonl", "metrics.jsonl"):
+        rewrite_jsonl(line / name, [{k: v for k, v in e.items() if k != "line_id"} for e in read_jsonl(line / name)])
+    log = line / "logs" / "piece-001.log"
+    log.write_text(re.sub(r" \(id [0-9a-f]{16}; ", " (", log.read_text()))
     said: list[str] = []
     result = run_piece(line, overrides=["iterations=4"], minutes=5, run_dir=tmp_path / "r2", progress=False,
                        log=said.append, install_signals=False)

@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         ladder = Ladder.open(args.dir)
+        _leave_out_dropped(ladder, Path(args.dir), args.json)
         ratings = ladder.fit(args.anchor)
     except ValueError as err:
         raise CliError(str(err)) from None
@@ -57,3 +58,34 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {name:<{width}}  {elo:>6.0f}  {se:>4.0f}  {games:>5}  {score:.2f}")
     print(f"picture: {png}")
     return 0
+
+
+def _leave_out_dropped(ladder, directory: Path, as_json: bool) -> None:
+    """In a training line (``DIR/carry.pt``), the results and players of checkpoints past its carried
+    state are dropped work (``train/line_past.py``): left out, with a note."""
+    if not (directory / "carry.pt").is_file():
+        return
+    import sys
+
+    from conhex_zero.train.line import Line, LineError, check_carry_file
+    from conhex_zero.train.line_past import DROPPED, checkpoint_iteration
+    from conhex_zero.train.run_dir import TrainStateError
+
+    try:
+        check_carry_file(directory / "carry.pt")
+        iteration = int(Line(directory).read_carry()["iteration"])
+    except (LineError, TrainStateError) as err:
+        raise CliError(str(err)) from None
+
+    def past(name: str) -> bool:
+        return (checkpoint_iteration(name) or 0) > iteration
+
+    kept = [r for r in ladder.results if not past(r.first) and not past(r.second)]
+    if len(kept) == len(ladder.results):
+        return
+    left_out = len(ladder.results) - len(kept)
+    ladder.results[:] = kept
+    ladder.players = {n: info for n, info in ladder.players.items() if not past(n)}
+    print(f"note: {plural(left_out, 'result')} of checkpoints past the line's carried state (iteration {iteration}) "
+          f"left out: dropped work (the next piece or `conhex-zero rate {directory}` moves it into "
+          f"{directory / DROPPED})", file=sys.stderr if as_json else sys.stdout)

@@ -21,9 +21,11 @@ its minutes are nearly up, ends with a checkpoint and writes the line back after
 carry.pt (weights, optimiser and schedule position, counters, the line's id), metrics.jsonl,
 ladder.jsonl, pieces.jsonl (one record per piece, with where its minutes went), line.yaml,
 checkpoints/iter_NNNN.pt (every evaluated one; with --out the piece's newest), logs/piece-NNN.log
-and, when self-play is compiled, compile-cache.bin. The replay is not carried: each piece refills
-it from its own first self-play. A line whose config says eval.mode: check (the GPU line) only
-checks its checkpoints in seconds; `conhex-zero rate LINE` rates them later, on any machine.
+and, when self-play is compiled, compile-cache.bin. What the line holds past its carry.pt (an
+older carry.pt checked out) is first moved into LINE/dropped/, said in one line. The replay is not
+carried: each piece refills it from its own first self-play. A line whose config says eval.mode:
+check (the GPU line) only checks its checkpoints in seconds; `conhex-zero rate LINE` rates them
+later, on any machine.
 
 examples:
   conhex-zero piece runs/my-line --config configs/tiny.yaml --minutes 1   (a new line)

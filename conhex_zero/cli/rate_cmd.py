@@ -10,9 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conhex_zero.cli.common import CliError, HelpFormatter, add_threads_argument, print_json, resolve_device
 from conhex_zero.cli.numbers import MAX_GAMES, SIMS, Whole
+
+if TYPE_CHECKING:
+    from conhex_zero.train.line_past import Past
 
 EPILOG = """\
 A line trained on lent GPUs (eval.mode: check) only checks its checkpoints in seconds there; this
@@ -23,7 +27,9 @@ rated nearest to it, wherever the ladder holds no match of at least that many ga
 again at any time: it plays only what is missing). Every match is appended to LINE/ladder.jsonl as
 it ends; then the ratings are fitted and written into LINE/pieces.jsonl (elo, elo_stderr, scores,
 rated) and LINE/metrics.jsonl (eval/...), so `piece LINE --list`, `ladder LINE` and `curve LINE`
-show them. Run it again after copying a piece from a lent machine into the line.
+show them. Run it again after copying a piece from a lent machine into the line. Checkpoints past
+the line's carried state (an older carry.pt checked out) are not rated: they are moved, with the
+records, metrics and ladder entries of those iterations, into LINE/dropped/ (as a piece does).
 
 It takes minutes to an hour on a CPU: run it in the background (e.g. with setsid nohup ... &) and
 keep working.
@@ -84,17 +90,34 @@ def _check_arguments(args: argparse.Namespace) -> None:
         raise CliError(str(err)) from None
 
 
-def _line_config(line):
+def _line_config(line, carry: dict | None):
     """The line's settings: line.yaml over the config stored in carry.pt (as a piece reads them)."""
     from conhex_zero.train.config import ConfigError, TrainConfig
     from conhex_zero.train.config_load import _build, load_config
-    from conhex_zero.train.run_dir import TrainStateError
 
     try:
-        base = _build(TrainConfig, line.read_carry()["config"]).to_dict() if line.started else None
+        base = _build(TrainConfig, carry["config"]).to_dict() if carry is not None else None
         return load_config(line.config_file if line.config_file.is_file() else None, base=base)
-    except (ConfigError, TrainStateError) as err:
+    except ConfigError as err:
         raise CliError(str(err)) from None
+
+
+def _carried(line) -> tuple[dict | None, "Past | None"]:
+    """The line's carried state and what the line holds past it (``line_past``; None without a
+    carry.pt), after checking that the line's files name the carried state's line."""
+    from conhex_zero.train.line import LineError
+    from conhex_zero.train.line_identity import check_identity
+    from conhex_zero.train.line_past import past_of
+    from conhex_zero.train.run_dir import TrainStateError
+
+    if not line.started:
+        return None, None
+    try:
+        carry = line.read_carry()
+        check_identity(line, carry, line.pieces())
+    except (LineError, TrainStateError) as err:
+        raise CliError(str(err)) from None
+    return carry, past_of(line, carry)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -105,19 +128,30 @@ def run(args: argparse.Namespace) -> int:
     from conhex_zero.train.run_lock import RunLock
 
     line = Line(args.line)
-    config = _line_config(line)
+    carry, past = _carried(line)
+    config = _line_config(line, carry)
     options = RateOptions(games=args.games, previous_games=args.previous_games, neighbours=args.neighbours,
                           sims=args.sims, references=tuple(args.references) if args.references else None,
                           device=str(device), progress=not args.quiet and not args.json)
     if options.references:
         _check_references(options.references, config.game)
     log = (lambda text: print(text, file=sys.stderr)) if args.json else print
-    rater = LineRater(line, config, options, log)
+    upto = int(carry["iteration"]) if carry is not None else None
+    rater = LineRater(line, config, options, log, upto=upto)
     if args.list:
+        if past and past.checkpoints:
+            names = [p.stem for p in past.checkpoints]
+            print(f"note: {', '.join(names[:3])}{f' ... {names[-1]}' if len(names) > 3 else ''} are past the carried "
+                  f"state (iteration {upto}): dropped, not listed (`conhex-zero rate {line.path}` or its next piece "
+                  f"moves them into {line.path / 'dropped'})")
         return _list(rater)
     lock = RunLock(line.path)
     lock.acquire(note=lambda text: print(text, file=sys.stderr))
     try:
+        if past:
+            from conhex_zero.train.line_past import set_aside
+
+            set_aside(line, past, log, by="conhex-zero rate")
         report = rater.run()
     finally:
         lock.release()

@@ -21,6 +21,8 @@ run directory: its replay alone is hundreds of MB. A line keeps what the next pi
     LINE/checkpoints/iter_NNNN.pt  every evaluated checkpoint (with --out, only the piece's newest goes
                                    there: few files for a lent machine to send back)
     LINE/logs/piece-NNN.log        each piece's log
+    LINE/dropped/                  what a piece or ``rate`` found past the carried state, moved aside
+                                   (``line_past.py``)
     LINE/compile-cache.bin         the self-play network's compiled kernels (``compile_cache.py``)
 
 A piece copies the line into a scratch run directory (``prepare_run``), trains there with the
@@ -29,16 +31,20 @@ back (``export``) after every saved state: the files first, ``carry.pt`` last (i
 iteration the others are trimmed to on the next read), so a piece killed at any moment leaves a
 line that the next piece continues from its last save.
 
-A line knows itself: its first piece draws an id, kept in carry.pt and in every piece record, and
-each carry.pt names the piece that wrote it, so piece numbers come from the carried state (not from
-counting records). ``identity_of`` checks that the records and a piece's ``--out`` folder belong to
-the same line before anything is written.
+A line knows itself: its first piece draws an id, kept in carry.pt, in every piece record, log and
+metric line, and each carry.pt names the piece that wrote it, so piece numbers come from the carried
+state (not from counting records). ``line_identity.identity_of`` checks that the line's files and a
+piece's ``--out`` folder belong to the same line before anything is written; ``line_past`` moves
+aside what the line holds past its carried state (``LINE/dropped/``). Each piece record names its
+checkpoint's digest (``checkpoint_digest``), and a checkpoint is never kept over another model of
+the same name.
 """
 
 from __future__ import annotations
 
 import re
 import shutil
+import time
 import uuid
 from pathlib import Path
 from typing import Any, Callable
@@ -46,6 +52,8 @@ from typing import Any, Callable
 from conhex_zero.files import file_seal
 from conhex_zero.files.disk import write_text_atomic, writing
 from conhex_zero.files.jsonl import read_jsonl, rewrite_jsonl
+from conhex_zero.nn.checkpoint_files import checkpoint_digest
+from conhex_zero.train.line_past import DROPPED, checkpoint_iteration, is_past_entry
 from conhex_zero.train.run_dir import RunDir, TrainStateError, read_state
 
 CARRIED_KEYS = ("format", "schema", "config", "model", "learner", "iteration", "games", "elapsed",
@@ -143,17 +151,22 @@ class Line:
         return not self.path.exists() or not any(self.path.iterdir())
 
     # ------------------------------------------------------------------ into a run directory
-    def prepare_run(self, run: RunDir) -> None:
-        """Copy the line into the new run directory ``run``: the carried state as its training
-        state, its metrics, ladder and checkpoints (the ladder's earlier players). The run's config
-        is the one the piece resolves (``piece.py``), written by the training loop."""
+    def prepare_run(self, run: RunDir, iteration: int) -> None:
+        """Copy the line into the new run directory ``run``: the carried state (at ``iteration``) as
+        its training state, its metrics, ladder and checkpoints (the ladder's earlier players), none
+        of them past ``iteration`` (``line_past``: a line written to ``--out`` may still hold such
+        files). The run's config is the one the piece resolves (``piece.py``), written by the loop."""
         run.create()
         shutil.copyfile(self.carry_file, run.state_file)
-        for source, target in ((self.metrics_file, run.metrics_file), (self.ladder_file, run.path / "ladder.jsonl")):
-            if source.is_file():
-                shutil.copyfile(source, target)
+        if self.metrics_file.is_file():
+            rewrite_jsonl(run.metrics_file, [m for m in read_jsonl(self.metrics_file)
+                                             if int(m.get("iteration", 0)) <= iteration])
+        if self.ladder_file.is_file():
+            rewrite_jsonl(run.path / "ladder.jsonl", [e for e in read_jsonl(self.ladder_file)
+                                                      if not is_past_entry(e, iteration)])
         for checkpoint in self.checkpoint_files():
-            shutil.copyfile(checkpoint, run.checkpoints / checkpoint.name)
+            if (checkpoint_iteration(checkpoint.stem) or 0) <= iteration:
+                shutil.copyfile(checkpoint, run.checkpoints / checkpoint.name)
 
     # ------------------------------------------------------------------ out of a run directory
     def export(self, run: RunDir, record: dict[str, Any], earlier: list[dict[str, Any]], log_text: str,
@@ -165,10 +178,12 @@ class Line:
         keeps its own, rated since), its newest evaluated checkpoint when the piece made it (at
         ``first_iteration`` or later; ``drop_checkpoints``: names this piece wrote before, now
         removed), ``config_text`` as line.yaml, the piece records (``earlier`` and ``record``) and
-        the piece's log. Returns the carried state."""
+        the piece's log. The metric lines of this piece's iterations name the line (``line_id``).
+        Returns the carried state."""
         state = run.load_state()
         iteration = int(state["iteration"])
-        metrics = [m for m in run.read_metrics() if m.get("iteration", 0) <= iteration]
+        metrics = [{**m, "line_id": identity["id"]} if m.get("iteration", 0) >= first_iteration else m
+                   for m in run.read_metrics() if m.get("iteration", 0) <= iteration]
         positions = (int(state["replay"]["total_added"]) if isinstance(state.get("replay"), dict)
                      else int(state.get("positions", 0)))
         if metrics and "replay/total_added" in metrics[-1]:
@@ -193,7 +208,15 @@ class Line:
         return carry
 
     def _keep_checkpoint(self, newest: Path, drop: tuple[str, ...]) -> None:
+        """Copy ``newest`` into the line's checkpoints: once (a later save of the same piece keeps
+        the same file), and never over another model of the same name, which is moved into
+        ``dropped/`` first (``line_past`` has moved aside what a rolled-back line held, so this is
+        for a file put there by hand)."""
         target = self.checkpoints / newest.name
+        if target.is_file() and checkpoint_digest(target) != checkpoint_digest(newest):
+            aside = self.path / DROPPED / f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-replaced"
+            aside.mkdir(parents=True, exist_ok=True)
+            target.replace(aside / target.name)
         if not target.is_file():
             tmp = target.with_name(target.name + ".tmp")
             shutil.copyfile(newest, tmp)
@@ -201,49 +224,6 @@ class Line:
         for name in drop:
             if name != newest.name:
                 (self.checkpoints / name).unlink(missing_ok=True)
-
-
-def identity_of(line: Line, carry: dict | None, records: list[dict[str, Any]],
-                note: Callable[[str], None]) -> dict[str, Any]:
-    """The line's identity for the next piece: ``{"id": ..., "piece": N}`` with N the next piece's
-    number. The id comes from carry.pt (a line made before ids: a new one, noted); the records
-    and carry.pt must name the same line (``LineError`` otherwise: another line's state or records
-    copied in). N follows the piece that wrote carry.pt (before ids: the records or logs, whichever
-    is further), so a deleted pieces.jsonl never makes a piece reuse a number."""
-    if carry is None:
-        return {"id": new_line_id(), "piece": 1}
-    own = carry.get("line") if isinstance(carry.get("line"), dict) else None
-    named = {r["line_id"] for r in records if isinstance(r.get("line_id"), str)}
-    if own is None:
-        if named:
-            raise LineError(f"{line.carry_file} belongs to no line but {line.pieces_file} to line {sorted(named)[0]}: "
-                            f"another line's carry.pt copied in? Restore this line's own carry.pt")
-        number = max([int(r.get("piece", 0)) for r in records] + line.log_numbers() + [0]) + 1
-        identity = {"id": new_line_id(), "piece": number}
-        note(f"note: {line.path} was made before lines had an id: it is line {identity['id']} from piece {number} on")
-        return identity
-    if named - {own.get("id")}:
-        raise LineError(f"{line.carry_file} is line {own.get('id')}'s state but {line.pieces_file} holds records of "
-                        f"line {sorted(named - {own.get('id')})[0]}: the line's files were mixed (another line's "
-                        f"carry.pt or pieces.jsonl copied in?)")
-    return {"id": str(own.get("id")), "piece": int(own.get("piece", 0)) + 1}
-
-
-def check_out_folder(out: Line, source: Line, identity: dict[str, Any]) -> None:
-    """``--out`` must be an empty folder or a copy of this same line (an earlier ``--out`` of it):
-    a piece never writes over another line's files (``LineError``)."""
-    if out.path.resolve() == source.path.resolve() or out.is_empty():
-        return
-    other = None
-    if out.carry_file.is_file():
-        try:
-            other = out.read_carry().get("line", {}).get("id")
-        except TrainStateError:
-            other = None
-    if other != identity["id"]:
-        what = f"line {other}" if other else "files that are not a copy of this line"
-        raise LineError(f"--out {out.path} holds {what}: a piece of line {identity['id']} writes only into an "
-                        f"empty folder or a copy of its own line; choose another --out")
 
 
 def reconcile_pieces(records: list[dict[str, Any]], iteration: int, note: Callable[[str], None]) -> list[dict[str, Any]]:

@@ -16,7 +16,8 @@ written again (``Line.export``), with the piece's record:
     minutes went: startup, compile, selfplay, learning, evaluation, writing, other, total),
     training_share (self-play and learning over the time after start-up), check ({wins, games,
     passed} in check mode), elo and elo_stderr (the line's ladder, random = 0), scores ({reference:
-    [score, low, high]}), checkpoint, compile_cache ("loaded", "saved", "loaded, saved" or null), stopped (null
+    [score, low, high]}), checkpoint, checkpoint_digest (``checkpoint_files.checkpoint_digest`` of its
+    bytes), compile_cache ("loaded", "saved", "loaded, saved" or null), stopped (null
     while it runs; "deadline", "complete" (the line's iterations), "stop-after", "interrupted")
 
 What a piece loses against an uninterrupted run: the replay (a piece refills it from its own first
@@ -44,7 +45,9 @@ from typing import Any, Callable
 from conhex_zero.files.disk import write_text_atomic
 from conhex_zero.files.jsonl import rewrite_jsonl
 from conhex_zero.train import compile_cache
-from conhex_zero.train.line import Line, LineError, check_out_folder, identity_of, reconcile_pieces
+from conhex_zero.train.line import Line, LineError, reconcile_pieces
+from conhex_zero.train.line_identity import check_checkpoints, check_out_folder, identity_of, log_header
+from conhex_zero.train.line_past import find_past, set_aside
 from conhex_zero.train.piece_clock import Deadline, startup_seconds, time_split, training_share
 from conhex_zero.train.piece_config import resolve_config
 from conhex_zero.train.piece_record import piece_record, summary
@@ -206,6 +209,7 @@ class _Piece:
         self.written: list[str] = []  # checkpoint names this piece wrote into an --out folder
         self.record: dict[str, Any] | None = None
         self.cache_state: str | None = None
+        self.digests: dict[str, str] = {}  # the run's checkpoints' digests, by relative path
 
     # ------------------------------------------------------------------ set up
     def _set_up(self) -> None:
@@ -216,23 +220,28 @@ class _Piece:
         if not line.started and not opts.config_file and not line.config_file.is_file():
             raise LineError(f"{line.path} holds no line (no carry.pt, no line.yaml): start one with --config FILE")
         self.carry = line.read_carry() if line.started else None
-        self.records = (reconcile_pieces(line.pieces(), int(self.carry["iteration"]), self.log)
-                        if self.carry else [])
-        self.identity = identity_of(line, self.carry, self.records, self.log)
+        self.identity = identity_of(line, self.carry, line.pieces(), self.log)
         check_out_folder(self.target, line, self.identity)
         self.number = self.identity["piece"]
+        iteration = int(self.carry["iteration"]) if self.carry is not None else 0
+        check_checkpoints(line, [r for r in line.pieces() if int(r.get("last_iteration", 0)) <= iteration])
         self.config, self.config_text = resolve_config(line, self.carry, opts.config_file, opts.overrides,
                                                        self.number, self.log)
-        if self.carry is not None and int(self.carry["iteration"]) >= self.config.iterations:
+        if self.carry is not None and iteration >= self.config.iterations:
             raise LineError(f"{line.path} has run all its {self.config.iterations} iterations; continue it with a "
                             f"longer schedule, e.g. the override iterations={2 * self.config.iterations}")
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.run = RunDir(opts.run_dir or Path("runs") / "pieces" / f"{line.name}-piece-{self.number:03d}-{stamp}")
         if self.run.path.exists() and any(self.run.path.iterdir()):
             raise LineError(f"--run-dir {self.run.path} is not empty: a piece trains in a new directory")
+        self.records = []
+        if self.carry is not None:  # what the line holds past its state goes first (line_past.py)
+            set_aside(self.target, find_past(self.target, iteration, self.number - 1), self.log,
+                      by=f"piece {self.number}")
+            self.records = reconcile_pieces(line.pieces(), iteration, self.log)
         self._keep_earlier_log()
         if self.carry is not None:
-            line.prepare_run(self.run)
+            line.prepare_run(self.run, iteration)
 
     def _keep_earlier_log(self) -> None:
         """A log of this piece's number left by an attempt that saved nothing is kept under another name."""
@@ -279,8 +288,8 @@ class _Piece:
         self.first_iteration = (int(carry["iteration"]) if carry else 0) + 1
         self._load_compile_cache()
         origin = f"continued from iteration {self.first_iteration - 1}" if carry else "a new line"
-        self.log(f"piece {self.number} of line {self.line.path} ({origin}): {self.opts.minutes:g} minutes on "
-                 f"{self.device}, {self.startup:.0f} s of them gone at its start; scratch run {self.run.path}; "
+        self.log(log_header(self.number, self.line.path, self.identity["id"], origin) + f": {self.opts.minutes:g} "
+                 f"minutes on {self.device}, {self.startup:.0f} s of them gone at its start; scratch run {self.run.path}; "
                  f"the line is written to {self.target.path}")
         interrupted, result = self._train()
         stopped = ("interrupted" if interrupted else "deadline" if self.deadline.hit
@@ -306,7 +315,17 @@ class _Piece:
         rec.update({"minutes": round(self.deadline.elapsed() / 60, 2), "eval_seconds": round(self.deadline.eval_seconds, 1),
                     "seconds": split, "training_share": training_share(split), "compile_cache": self.cache_state,
                     "stopped": stopped})
+        if rec.get("checkpoint"):
+            rec["checkpoint_digest"] = self._digest(rec["checkpoint"])
         return rec
+
+    def _digest(self, checkpoint: str) -> str:
+        """The digest of the run's checkpoint (``LINE/checkpoints/...`` gets the same bytes), once."""
+        from conhex_zero.nn.checkpoint_files import checkpoint_digest
+
+        if checkpoint not in self.digests:
+            self.digests[checkpoint] = checkpoint_digest(self.run.path / checkpoint)
+        return self.digests[checkpoint]
 
     def _after_save(self, iteration: int, evaluated: bool) -> None:
         if evaluated:  # the record below keeps what the evaluation took, not the estimate made before it

@@ -32,6 +32,7 @@ from conhex_zero.ladder.ratings import Ratings, wilson
 from conhex_zero.ladder.store import Ladder, nearest
 from conhex_zero.train.config import TrainConfig
 from conhex_zero.train.line import Line
+from conhex_zero.train.line_past import checkpoint_iteration
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,9 @@ def match_seed(base: int, name: str, opponent: str) -> int:
 class LineRater:
     """Rates the checkpoints of one line (see the module docstring)."""
 
-    def __init__(self, line: Line, config: TrainConfig, options: RateOptions, log: Callable[[str], None] = print):
+    def __init__(self, line: Line, config: TrainConfig, options: RateOptions, log: Callable[[str], None] = print,
+                 upto: int | None = None):
+        """``upto``: the line's carried iteration; later checkpoints are dropped work, not rated."""
         ev = config.eval
         self.line, self.config, self.options, self.log = line, config, options, log
         self.games = options.games if options.games is not None else ev.games
@@ -116,7 +119,8 @@ class LineRater:
         self.neighbours = options.neighbours if options.neighbours is not None else ev.neighbours
         self.sims = options.sims if options.sims is not None else ev.sims
         self.references = tuple(options.references if options.references is not None else ev.references)
-        self.names = [p.stem for p in line.checkpoint_files()]
+        self.names = [p.stem for p in line.checkpoint_files()
+                      if upto is None or (checkpoint_iteration(p.stem) or 0) <= upto]
 
     def fixed_opponents(self, index: int) -> list[tuple[str, int]]:
         """The references and the predecessor of checkpoint ``index``, with the games each needs."""

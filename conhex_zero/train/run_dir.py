@@ -81,6 +81,10 @@ def atomic_torch_save(obj: dict, path: Path) -> None:
     file_seal.save(obj, path)
 
 
+TEXT_METRICS = ("line_id",)
+"""Metric keys that hold text: the line a piece's metric lines belong to (``train/line.py``)."""
+
+
 class RunDir:
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -152,7 +156,8 @@ class RunDir:
 
     def read_metrics(self) -> list[dict]:
         """The metric lines; ``JsonlError`` naming the line when one holds anything but numbers (null
-        for a value that was not finite, true or false), or an iteration that is not a whole number."""
+        for a value that was not finite, true or false; the text of ``TEXT_METRICS``), or an iteration
+        that is not a whole number."""
         if self.metrics_file.is_dir():
             raise JsonlError(f"{self.metrics_file} is a directory, not a metrics file")
         if not self.metrics_file.is_file():
@@ -161,7 +166,8 @@ class RunDir:
         for number, record in iter_jsonl(self.metrics_file):
             for key, value in record.items():
                 whole = key == "iteration"
-                if not whole and (value is None or isinstance(value, bool)):
+                if not whole and (value is None or isinstance(value, bool)
+                                  or (key in TEXT_METRICS and isinstance(value, str))):
                     continue
                 if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)):
                     raise JsonlError(f"{self.metrics_file}:{number}: {key!r} is {json.dumps(value)[:40]}, not "
