@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from conhex_zero.agents.match_records import seal
 from conhex_zero.cli.main import main
 from conhex_zero.nn.checkpoint import save_checkpoint
 from conhex_zero.nn.encode import NUM_FEATURES
@@ -78,9 +79,13 @@ def test_a_retrained_checkpoint_gets_its_own_default_records(two, capsys):
     assert len(_lines(Path(fresh["records"]))) == 4 and len(_lines(Path(first["records"]))) == 4
 
 
-def _edit(path: Path, line: int, change) -> None:
+def _edit(path: Path, line: int, change, reseal: bool = True) -> None:
+    """Change one record; ``reseal``: and seal it again as the arena would (an edit made with this
+    program's code, which only the replay of the record can catch)."""
     entries = _lines(path)
     change(entries[line])
+    if reseal:
+        entries[line] = seal(entries[line])
     path.write_text("".join(json.dumps(e) + "\n" for e in entries))
 
 
@@ -140,6 +145,40 @@ def test_an_edited_record_is_refused_naming_its_line(played, tmp_path, capsys, c
     assert code == 0 and again["wins"] == first["wins"] and "the match is complete" in err
 
 
+def test_a_record_rewritten_into_another_legal_game_by_hand_is_refused(played, tmp_path, capsys):
+    """Issue 50, 2.2: game 3 rewritten as the game its pair played (the same opening, colours
+    exchanged, so legal and self-consistent in every field the replay checks: moves, winner, plies,
+    pieces) was accepted and changed the score; the record's seal no longer matches it."""
+    records = tmp_path / "m.jsonl"
+    match = ["random", "mcts-rollout:4", "--game", "hex-4", "--games", "6", "--records", str(records)]
+    kept, first = played
+    entries = [json.loads(x) for x in kept.splitlines() if x.strip()]
+    line = next(k for k, e in enumerate(entries) if e["index"] == 3)
+    pair = next(e for e in entries if e["index"] == 2)
+    forged = entries[line]
+    forged.update(moves=pair["moves"], winner=pair["winner"], plies=pair["plies"], pieces=pair["pieces"],
+                  result=pair["result"], winner_name=[forged["first"], forged["second"]][pair["winner"]])
+    records.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    code, _, err = _arena(capsys, *match)
+    assert code == 2, "the forged game was accepted"
+    assert f"{records}:{line + 1}: the record is not as the arena wrote it (its digest does not match" in err, err
+    _edit(records, line, lambda e: None)  # sealed again with this program's code: the replay is all that is left
+    code, again, _ = _arena(capsys, *match)
+    assert code == 0 and len(_lines(records)) == 6  # a legal game of the right opening: counted as written
+
+
+def test_a_line_added_by_hand_among_sealed_ones_is_refused(played, tmp_path, capsys):
+    records = tmp_path / "m.jsonl"
+    match = ["random", "mcts-rollout:4", "--game", "hex-4", "--games", "6", "--records", str(records)]
+    kept, _ = played
+    entries = [json.loads(x) for x in kept.splitlines() if x.strip()]
+    copy = dict(entries[0])
+    del copy["digest"]
+    records.write_text(kept + json.dumps(copy) + "\n")
+    code, _, err = _arena(capsys, *match)
+    assert code == 2 and f"{records}:7: a record without its digest among sealed ones" in err, err
+
+
 def test_a_deleted_damaged_line_is_played_again(tmp_path, capsys):
     records = tmp_path / "m.jsonl"
     match = ["random", "mcts-rollout:4", "--game", "hex-4", "--games", "6", "--records", str(records)]
@@ -168,8 +207,9 @@ def test_records_of_an_older_version_are_refused(tmp_path, capsys):
     match = ["random", "random", "--game", "hex-3", "--games", "2", "--records", str(records)]
     assert _arena(capsys, *match)[0] == 0
     entries = _lines(records)
-    for e in entries:
+    for e in entries:  # as an older version wrote them: no checkpoint digests, no seals
         del e["match"]["checkpoints"]
+        del e["digest"]
     records.write_text("".join(json.dumps(e) + "\n" for e in entries))
     code, _, err = _arena(capsys, *match)
     assert code == 2 and "holds games recorded before the arena noted what each checkpoint file held" in err

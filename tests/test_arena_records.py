@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conhex_zero.agents.match_records import seal
 from conhex_zero.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -230,6 +231,7 @@ def test_a_record_whose_opening_stones_were_exchanged_is_refused(tmp_path, capsy
     assert main(args) == 0  # the match is complete: read back and accepted as written
     edited = dict(kept[1])
     edited["moves"] = [edited["moves"][2], edited["moves"][1], edited["moves"][0], *edited["moves"][3:]]
+    edited = seal(edited)  # sealed again as the arena would: only the replay against the seed can tell
     records.write_text("".join(json.dumps(r) + "\n" for r in [kept[0], edited, *kept[2:]]))
     capsys.readouterr()
     assert main(args) == 2

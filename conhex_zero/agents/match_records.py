@@ -12,10 +12,17 @@ match is refused, naming the first setting that differs: a checkpoint whose file
 default path is made of those settings, so the same command finds its own file again, and a
 changed checkpoint gets a new one. Every game read back is replayed before it counts
 (``record_check``, through ``read_match_records``'s ``check``).
+
+Each record is sealed: ``digest``, 16 hex digits of the SHA-256 of its canonical JSON (``seal``),
+settings included. A record edited by hand, or a line added by hand, no longer matches, and the
+match refuses to resume, naming its line; a line deleted is a game the match plays again (as for a
+damaged line); only a record rewritten and sealed again with this program's code passes (nothing
+is signed with a secret). A file from before the seals (no record has ``digest``) is read as before.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -99,6 +106,41 @@ def _difference(theirs: dict[str, Any], ours: dict[str, Any]) -> str:
     return "settings differ"
 
 
+DIGEST_KEY = "digest"
+
+
+def record_digest(entry: dict[str, Any]) -> str:
+    """A record's seal: 16 hex digits of the SHA-256 of its canonical JSON (without ``digest``), the
+    match's settings included."""
+    body = {key: value for key, value in entry.items() if key != DIGEST_KEY}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def seal(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` with its ``digest``, as the arena writes it."""
+    return {**{key: value for key, value in entry.items() if key != DIGEST_KEY}, DIGEST_KEY: record_digest(entry)}
+
+
+def _check_digest(where: str, entry: dict[str, Any], sealed: bool | None) -> bool:
+    """Whether the file's records are sealed (``sealed``: what the lines before said, None for the
+    first); ``MatchRecordsError`` for a record that is not as the arena wrote it."""
+    digest = entry.get(DIGEST_KEY)
+    if digest is None:
+        if sealed:
+            raise MatchRecordsError(f"{where}: a record without its digest among sealed ones: written by hand, not by the "
+                                    f"arena; delete that line to play the game again, or move the file away")
+        return False
+    if sealed is False:
+        raise MatchRecordsError(f"{where}: a sealed record among unsealed ones (from before records were sealed): "
+                                f"records of two versions; move the file away to start the match anew")
+    if digest != record_digest(entry):
+        raise MatchRecordsError(f"{where}: the record is not as the arena wrote it (its digest does not match: edited "
+                                f"after it was written); delete that line to play the game again, or move the file "
+                                f"away")
+    return True
+
+
 def read_match_records(path: str | Path, settings: dict[str, Any], warn: Callable[[str], None],
                        check: Callable[[list[tuple[str, GameRecord]]], None] | None = None) -> list[GameRecord]:
     """The finished games of this match in ``path`` (none when it does not exist), each index once;
@@ -114,9 +156,11 @@ def read_match_records(path: str | Path, settings: dict[str, Any], warn: Callabl
 
     games: dict[int, GameRecord] = {}
     read: list[tuple[str, GameRecord]] = []
+    sealed: bool | None = None  # whether the file's records carry digests (None: no record read yet)
     try:
         for number, entry in iter_jsonl(path, warn=warn):
             where = f"{path}:{number}"
+            sealed = _check_digest(where, entry, sealed)
             theirs = entry.get("match")
             if not isinstance(theirs, dict):
                 raise MatchRecordsError(f"{path} holds games that name no match settings (written by an older "
@@ -141,8 +185,9 @@ def read_match_records(path: str | Path, settings: dict[str, Any], warn: Callabl
 
 
 def append_record(path: str | Path, record: GameRecord) -> None:
-    """One game appended as one complete line and flushed to the disk before the next game is played
-    (a torn last line left by a crash is dropped first, with a warning)."""
-    append_jsonl(path, [record.to_json()])
+    """One game appended as one complete line, sealed with its digest (``seal``), and flushed to the
+    disk before the next game is played (a torn last line left by a crash is dropped first, with a
+    warning)."""
+    append_jsonl(path, [seal(record.to_json())])
     with open(path, "rb+") as f:
         os.fsync(f.fileno())
