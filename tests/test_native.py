@@ -8,6 +8,7 @@ backend themselves and use a cache folder of their own (``CONHEX_ZERO_CACHE``)."
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -262,3 +263,18 @@ def test_without_a_compiler_every_command_runs_eager_and_says_so(tmp_path):
     assert "Traceback" not in run.stderr
     assert '"backend": "eager"' in run.stdout
     assert list(tmp_path.glob("*.pt2")) == []
+
+
+@pytest.mark.slow
+@needs_compiler
+def test_the_backends_benchmark_measures_both_ways(cache, tmp_path):
+    out = tmp_path / "backends.json"
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_backends.py"), "--batches", "1", "4", "--calls",
+                          "3", "--sims", "32", "--positions", "1", "--rounds", "1", "--gtp-sims", "8", "--gtp-runs", "1",
+                          "--out", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=900,
+                         env={**os.environ, native.CACHE_ENV: str(cache)})
+    assert run.returncode == 0, run.stderr[-2000:]
+    result = json.loads(out.read_text())
+    assert set(result["network_positions_per_s"]) == {"eager", "aoti"}
+    assert result["search"]["same_moves"] in (True, False) and result["search"]["aoti"]["sims_per_s"] > 0
+    assert set(result["gtp_first_genmove_s"]["8"]) >= {"eager", "aoti"}
