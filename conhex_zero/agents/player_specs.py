@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conhex_zero.nn.checkpoint_files import CheckpointError, path_exists, shown  # noqa: F401  (re-exported)
+from conhex_zero.nn.model_names import BACKENDS
 
 DEFAULT_SIMS = 64
 MAX_SIMULATIONS = 100_000
@@ -47,10 +48,6 @@ class PlayerSpec:
     """A network player's opening book folder (``:book=DIR``)."""
     backend: str | None = None
     """How a policy or network player's network runs (``:backend=B``; None: the command's)."""
-
-
-BACKEND_NAMES = ("auto", "aoti", "eager")
-"""``nn.native.BACKENDS``, named here without torch."""
 
 
 def _simulations(digits: str, spec: str) -> int:
@@ -118,9 +115,9 @@ def parse_player(spec: str, simulations: int | None = None) -> PlayerSpec:
                                       f"book grow)")
         elif backed and backend is None:
             text, backend = backed.group(1), backed.group(2).strip().lower()
-            if backend not in BACKEND_NAMES:
+            if backend not in BACKENDS:
                 raise PlayerSpecError(f"{_shown(spec)}: backend={backed.group(2)[:20]!r} is none of "
-                                      f"{', '.join(BACKEND_NAMES)}")
+                                      f"{', '.join(BACKENDS)}")
         else:
             break
     if text.startswith("policy:"):

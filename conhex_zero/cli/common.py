@@ -172,16 +172,18 @@ def add_threads_argument(parser, default: int = 1) -> None:
     parser.add_argument("--threads", type=THREADS, default=default, metavar="N", help=THREADS_HELP)
 
 
-BACKEND_HELP = ("how the network runs on a CPU: auto (default: AOTInductor's native kernels, 1.4-4.5 times eager's "
-                "speed; built once per model and machine, about 20 s, then cached; the eager path where they cannot "
-                "be had), aoti (the same), or eager (PyTorch's own kernels, the reference). A player may say it "
-                "alone: CKPT:backend=eager")
+BACKEND_HELP = ("how the network runs on a CPU: auto (default: AOTInductor's native kernels, about 1.3 times "
+                "the search's simulations a second; built once per model and machine, about 20 s, then cached; the "
+                "eager path where they cannot be had), aoti (the same), or eager (PyTorch's own kernels, the "
+                "reference). A player may say it alone: CKPT:backend=eager")
 
 
 def add_backend_argument(parser) -> None:
     """``--backend auto|aoti|eager`` for a command that runs a network (applied by ``main.run_command``
     as the process's default, ``CONHEX_ZERO_BACKEND``)."""
-    parser.add_argument("--backend", choices=("auto", "aoti", "eager"), default=None, help=BACKEND_HELP)
+    from conhex_zero.nn.model_names import BACKENDS
+
+    parser.add_argument("--backend", choices=BACKENDS, default=None, help=BACKEND_HELP)
 
 
 @contextlib.contextmanager

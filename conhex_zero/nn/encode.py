@@ -15,9 +15,7 @@ equivariant. The same code serves ConHex and every Hex size.
 
 from __future__ import annotations
 
-import dataclasses
-
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -75,7 +73,7 @@ class Graph:
     def with_lists(self) -> "Graph":
         """This graph with its neighbour lists (``lists``)."""
         blocks = (self.from_cells, self.cells_from_holes, self.cells_from_sides)
-        return dataclasses.replace(self, lists=tuple(neighbour_list(b) for b in blocks))
+        return replace(self, lists=tuple(neighbour_list(b) for b in blocks))
 
     @property
     def num_nodes(self) -> int:

@@ -1,8 +1,13 @@
-"""Network sizes by name, read without torch: ``l<layers>h<hidden>`` (``l4h64``, ``l8h128``)."""
+"""Network sizes by name, read without torch: ``l<layers>h<hidden>`` (``l4h64``, ``l8h128``); and the
+names of the ways a network runs (``BACKENDS``, ``nn.native``)."""
 
 from __future__ import annotations
 
 import re
+
+BACKENDS = ("auto", "aoti", "eager")
+"""How a network runs on a CPU (``nn.native``): ``auto``, the fastest that works here (``aoti`` on a
+CPU); ``aoti``, AOTInductor's package; ``eager``, PyTorch's own kernels, the reference."""
 
 
 def parse_model_name(name: str) -> tuple[int, int]:

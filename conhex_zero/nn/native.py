@@ -42,10 +42,8 @@ import torch
 from torch import Tensor, nn
 
 from conhex_zero.nn.encode import Encoded, Graph
+from conhex_zero.nn.model_names import BACKENDS
 
-BACKENDS = ("auto", "aoti", "eager")
-"""``auto``: the fastest that works here (``aoti`` on a CPU); ``aoti``: AOTInductor's package;
-``eager``: PyTorch's own kernels, the reference."""
 BACKEND_ENV = "CONHEX_ZERO_BACKEND"
 CACHE_ENV = "CONHEX_ZERO_CACHE"
 FORMAT = 1
