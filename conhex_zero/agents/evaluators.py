@@ -17,7 +17,7 @@ from torch import Tensor
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.nn import native
-from conhex_zero.nn.encode import Encoder
+from conhex_zero.nn.encode import Encoded, Encoder
 from conhex_zero.nn.model import GraphNet
 from conhex_zero.search import rng
 from conhex_zero.search.tree import NEG
@@ -148,12 +148,22 @@ class NetworkEvaluator:
             parts = [self(state[i:i + step], None if legal is None else legal[i:i + step],
                           None if wins is None else wins[i:i + step]) for i in range(0, state.batch_size, step)]
             return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
+        legal = self.env.legal_mask(state) if legal is None else legal
+        return self.network(self.encoder(state, legal, wins), legal)
+
+    def network(self, encoded: Encoded, legal: Tensor) -> tuple[Tensor, Tensor]:
+        """The network on encoded positions (``Encoder``'s output) with their legal masks ``[B, A]``:
+        logits ``[B, A]`` (``NEG`` at illegal actions) and values ``[B]``."""
+        B = legal.shape[0]
+        step = self.max_batch
+        if step is not None and B > step:
+            parts = [self.network(Encoded(x=encoded.x[i:i + step], contact=encoded.contact[i:i + step]),
+                                  legal[i:i + step]) for i in range(0, B, step)]
+            return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
         # No autocast cache: a cast weight cached across calls would outlive a CUDA graph's capture.
         ctx = (torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False) if self.autocast
                else contextlib.nullcontext())
-        legal = self.env.legal_mask(state) if legal is None else legal
-        self.evaluated += state.batch_size
-        encoded = self.encoder(state, legal, wins)
+        self.evaluated += B
         if not torch.compiler.is_compiling():
             self.refresh()
         first = self.compile_seconds is None and not torch.compiler.is_compiling()

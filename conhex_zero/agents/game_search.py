@@ -18,6 +18,7 @@ import torch
 from torch import Tensor
 
 from conhex_zero.agents.evaluators import Evaluator, NetworkEvaluator
+from conhex_zero.agents.leaf_step import Leaf, leaf_step, native_leaf
 from conhex_zero.env.state import State
 from conhex_zero.env.tactics import Tactics
 from conhex_zero.env.vec_env import VecEnv
@@ -40,6 +41,13 @@ class GameSearch:
         self.tactics = Tactics(env) if tactics else None
         self.persistent = persistent
         self.lean_max_batch = lean_max_batch  # searches of up to this many positions go to the lean search
+        self.leaf: Callable[[State, Tensor], Leaf] | None = None
+        """A network player's step to new leaves (``agents.leaf_step``): the native package where its
+        network runs natively (a CPU), else the eager function; None for other evaluators."""
+        if tactics and isinstance(evaluator, NetworkEvaluator):
+            encoder = evaluator.encoder
+            packaged = native_leaf(env, encoder) if evaluator.native is not None else None
+            self.leaf = packaged or (lambda state, action: leaf_step(env, encoder, state, action))
         self.config = config
 
     @property
@@ -82,6 +90,12 @@ class GameSearch:
         return RootInput(logits=logits, value=value, legal=legal, embedding=state, proven=proven)
 
     def recurrent(self, state: State, action: Tensor) -> Transition:
+        if self.leaf is not None:  # a network player with tactics
+            leaf = self.leaf(state, action)
+            logits, value = self.evaluator.network(leaf.encoded, leaf.legal)
+            value = torch.where(leaf.proven.bool(), 1.0, value)  # exact: the player to move wins at once
+            return Transition(logits=logits, value=value, legal=leaf.focus, embedding=leaf.state,
+                              reward=leaf.reward, discount=leaf.discount, proven=leaf.proven)
         env = self.env
         nxt = env.step(state, action)
         ended = nxt.done

@@ -17,8 +17,12 @@ def select(mask: Tensor, a: Tensor, b: Tensor) -> Tensor:
     """``b`` where ``mask`` else ``a`` (broadcasting), like ``torch.where(mask, b, a)``.
 
     For integer tensors the difference ``b - a`` must fit the dtype (true for the engine's small
-    values: owners, counts, cell ids in int16).
+    values: owners, counts, cell ids in int16). Under a compiler (the native leaf package,
+    ``agents.native_leaf``) it is the plain ``torch.where``, which the compiler fuses; Inductor's
+    CPU code generator fails on the bool views.
     """
+    if torch.compiler.is_compiling():
+        return torch.where(mask, b, a)
     if a.dtype == torch.bool:
         a8, b8 = a.view(torch.uint8), b.view(torch.uint8)
         return torch.addcmul(a8, b8 - a8, mask.view(torch.uint8)).view(torch.bool)
@@ -26,7 +30,10 @@ def select(mask: Tensor, a: Tensor, b: Tensor) -> Tensor:
 
 
 def both(a: Tensor, b: Tensor) -> Tensor:
-    """Logical and of two bool tensors with broadcasting (``a & b``), as a uint8 multiply."""
+    """Logical and of two bool tensors with broadcasting (``a & b``), as a uint8 multiply (the plain
+    ``&`` under a compiler, as ``select``)."""
+    if torch.compiler.is_compiling():
+        return a & b
     return (a.view(torch.uint8) * b.view(torch.uint8)).view(torch.bool)
 
 

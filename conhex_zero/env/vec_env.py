@@ -283,8 +283,8 @@ class VecEnv:
         nb_label = select(mine, rep16.expand(B, K * D).contiguous(), state.label.gather(1, nb))
         nb_label = nb_label.long()  # [B, K*D]: labels of the mover's chains next to new cells
         joining = torch.cat([nb_label, select(new, rep, hc)], dim=1)  # [B, K*D + K] labels to merge
-        relabel = self._cell_ids32.expand(B, C).clone()  # [B, C]: old label -> new label
-        relabel.scatter_(1, joining, rep.to(torch.int32).expand(B, joining.shape[1]))
+        relabel = self._cell_ids32.expand(B, C).scatter(  # [B, C]: old label -> new label
+            1, joining, rep.to(torch.int32).expand(B, joining.shape[1]))
         label = relabel.gather(1, state.label.long()).to(torch.int16)  # [B, C]
 
         # 5. the merged chain touches the sides of the new cells and of the chains it absorbed

@@ -169,6 +169,28 @@ class Encoder:
     def num_features(self) -> int:
         return NUM_FEATURES
 
+    def _assemble(self, B: int, hole_columns: Tensor, cell_columns: Tensor, side_columns: Tensor, sides: Tensor,
+                  game: Tensor) -> Tensor:
+        """``x [B, N, F]``: the template with the feature columns written in. Eager: written into a
+        copy of the template. Under a compiler (the native leaf package, ``agents.native_leaf``):
+        as padded blocks added to the template (every written entry is 0 in the template and in the
+        other blocks, so the sums are the same numbers), which the compiler makes into one loop,
+        where slice writes become a chain of full copies."""
+        H, C, F = self.env.num_holes, self.env.num_cells, NUM_FEATURES
+        if torch.compiler.is_compiling():
+            pad = torch.nn.functional.pad
+            rows = torch.cat([pad(hole_columns, (H_EMPTY, F - H_CELLS)),
+                              pad(cell_columns, (C_FREE, F - C_NEED)) + pad(side_columns, (C_ON_MY_SIDE, F - S_MINE)),
+                              pad(sides, (S_MINE, F - G_SWAP))], 1)  # [B, N, F]
+            return self.template + rows + pad(game, (G_SWAP, 0))[:, None]
+        x = self.template.expand(B, -1, -1).clone()  # [B, N, F]
+        x[:, :H, H_EMPTY:H_CELLS] = hole_columns
+        x[:, H:H + C, C_FREE:C_NEED] = cell_columns
+        x[:, H:H + C, C_ON_MY_SIDE:S_MINE] = side_columns
+        x[:, H + C:, S_MINE:G_SWAP] = sides
+        x[:, :, G_SWAP:] = game[:, None]
+        return x
+
     def __call__(self, state: State, legal: Tensor | None = None, wins: Tensor | None = None) -> Encoded:
         """``legal`` (``env.legal_mask``) and ``wins`` (``Tactics.winning_moves_both``) when the caller
         has them already (the search does), else computed here."""
@@ -177,19 +199,18 @@ class Encoder:
         p = state.to_move  # [B]
         players = torch.stack([p, 1 - p], 1)  # [B, 2]: me, them
         p8 = p.to(torch.int8)[:, None]  # [B, 1]
-        x = self.template.expand(B, -1, -1).clone()  # [B, N, F]
 
         holes, cells = state.holes, state.cells
         legal = env.legal_mask(state) if legal is None else legal  # [B, A]
         h_empty, h_mine = holes < 0, holes == p8
         wins = self.tactics.winning_moves_both(state) if wins is None else wins  # [B, 2, H]
-        x[:, :H, H_EMPTY:H_CELLS] = torch.stack(
+        hole_columns = torch.stack(  # [B, H, 6]: H_EMPTY..H_CELLS
             [h_empty, h_mine, ~(h_empty | h_mine), legal[:, :H], wins[:, 0], wins[:, 1]], -1).float()
 
         counts = state.counts.gather(1, players[:, :, None].expand(B, 2, C)).float()  # [B, 2, C]: mine, theirs
         c_free, c_mine = cells < 0, cells == p8
         ripe = c_free[:, None] & (counts == self.cell_need - 1)  # [B, 2, C]
-        x[:, H:H + C, C_FREE:C_NEED] = torch.cat([
+        cell_columns = torch.cat([  # [B, C, 7]: C_FREE..C_NEED
             torch.stack([c_free, c_mine, ~(c_free | c_mine)], -1).float(),
             (counts / self.cell_need).transpose(1, 2), ripe.transpose(1, 2).float()], -1)
 
@@ -197,12 +218,12 @@ class Encoder:
         reach = state.reach.gather(1, state.label.long()).long()  # [B, C] bits, at every cell
         owned = cells.long()[:, :, None] == self.side_owner  # [B, C, 4]: the side's player owns c
         contact = (owned & (((reach[:, :, None] >> self.side_bit) & 1) == 1)).float()  # [B, C, 4]
-        x[:, H:H + C, C_ON_MY_SIDE:S_MINE] = torch.cat(
+        side_columns = torch.cat(  # [B, C, 3]: C_ON_MY_SIDE..S_MINE
             [self.on_side[players].transpose(1, 2), contact.sum(-1, keepdim=True)], -1)
-
-        x[:, H + C:, S_MINE:G_SWAP] = self.side_of[players].transpose(1, 2)  # [B, 4, 2]
+        sides = self.side_of[players].transpose(1, 2)  # [B, 4, 2]: S_MINE..G_SWAP
 
         last = env.turn_table.shape[0] - 1
         again = env.turn_table[(state.ply + 1).clamp(max=last)] == env.turn_table[state.ply.clamp(max=last)]
-        x[:, :, G_SWAP:] = torch.stack([legal[:, H].float(), state.ply.float() / H, again.float()], -1)[:, None]
+        game = torch.stack([legal[:, H].float(), state.ply.float() / H, again.float()], -1)  # [B, 3]: G_SWAP..
+        x = self._assemble(B, hole_columns, cell_columns, side_columns, sides, game)
         return Encoded(x=x, contact=contact)

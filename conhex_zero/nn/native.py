@@ -115,8 +115,7 @@ def cache_key(model: nn.Module, graph: Graph) -> str:
     """A digest of everything a package depends on: weights, sizes, the board's graph, the code that
     is compiled, torch's version and the CPU. Any change gives another package."""
     h = hashlib.sha256()
-    h.update(f"{FORMAT} {torch.__version__} {sys.version_info[:2]}".encode())
-    h.update(_cpu_identity().encode())
+    h.update(cpu_and_runtime())
     for module in (sys.modules[type(model).__module__], sys.modules[Graph.__module__], sys.modules[__name__]):
         h.update(inspect.getsource(module).encode())
     for name, tensor in model.state_dict().items():
@@ -186,7 +185,7 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _one_thread() -> Iterator[None]:
+def one_thread() -> Iterator[None]:
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -199,18 +198,12 @@ def _build(model: nn.Module, graph: Graph, sample: Encoded, target: Path) -> Non
     """Export and compile the inference of ``model`` into the package ``target`` (atomically)."""
     wrapper = _Inference(model, graph).eval()
     batch = torch.export.Dim("batch", min=1, max=MAX_BATCH)
-    partial = target.with_name(f"{target.stem}.{os.getpid()}.partial.pt2")
-    with warnings.catch_warnings(), torch.inference_mode(False), _one_thread():
+    with warnings.catch_warnings(), torch.inference_mode(False), one_thread():
         warnings.simplefilter("ignore")
         program = torch.export.export(wrapper, (sample.x, sample.contact),
                                       dynamic_shapes={"x": {0: batch}, "contact": {0: batch}}, strict=False)
-        try:
-            # freezing: the weights are folded into the library as constants (it is one model's).
-            torch._inductor.aoti_compile_and_package(program, package_path=str(partial),
-                                                     inductor_configs={"freezing": True})
-            os.replace(partial, target)
-        finally:
-            partial.unlink(missing_ok=True)
+        # freezing: the weights are folded into the library as constants (it is one model's).
+        compile_package(program, target, {"freezing": True})
 
 
 def _say(message: str) -> None:
@@ -227,6 +220,18 @@ def native_network(model: nn.Module, graph: Graph, sample: Encoded, label: str =
     except Exception as err:  # a model this module cannot hash (not a GraphNet): eager
         say(f"native inference unavailable for {label} ({_reason(err)}); using the eager path")
         return None
+    return cached_package(key, "native inference", label, "once per model and machine, about 20 s",
+                          lambda target: _build(model, graph, sample, target), NativeNetwork, say)
+
+
+def cached_package(key: str, what: str, subject: str, once: str, build: Callable[[Path], None],
+                   load: Callable[[Path, str, float | None], object], say: Callable[[str], None] = _say):
+    """The package ``key`` loaded by ``load(path, key, build_seconds)``: from the cache, or built
+    there first by ``build(path)`` (saying so, with the time taken: ``what`` for ``subject`` is
+    built ``once``). A damaged package in the cache is built again once. ``None``, with one line
+    saying that the eager path is used, where it cannot be built or loaded (no C++ compiler, an
+    export that fails), or inside ``cached_only()`` when it is not built yet. One load per process
+    and key."""
     if key in _loaded:
         return _loaded[key]
     if key in _failed:
@@ -238,18 +243,17 @@ def native_network(model: nn.Module, graph: Graph, sample: Encoded, label: str =
         try:
             folder.mkdir(parents=True, exist_ok=True)
             if not _build_allowed and not target.exists():
-                say(f"native inference for {label} is not built yet on this board; using the eager path "
+                say(f"{what} for {subject} is not built yet on this board; using the eager path "
                     f"(a command's start with this game builds it)")
                 return None
             with _locked(folder / f"{key}.lock"):
                 if not target.exists():
-                    say(f"building native inference for {label} (once per model and machine, about 20 s; "
-                        f"cached in {folder})")
+                    say(f"building {what} for {subject} ({once}; cached in {folder})")
                     started = time.perf_counter()
-                    _build(model, graph, sample, target)
+                    build(target)
                     built = time.perf_counter() - started
-                    say(f"built native inference for {label} in {built:.1f} s")
-            network = NativeNetwork(target, key, built)
+                    say(f"built {what} for {subject} in {built:.1f} s")
+            package = load(target, key, built)
             break
         except Exception as err:  # no compiler, an export or a load that fails: the eager path
             if attempt == 0 and built is None and target.exists():
@@ -257,10 +261,26 @@ def native_network(model: nn.Module, graph: Graph, sample: Encoded, label: str =
                     target.unlink()
                 continue
             _failed[key] = _reason(err)
-            say(f"native inference unavailable for {label} ({_failed[key]}); using the eager path")
+            say(f"{what} unavailable for {subject} ({_failed[key]}); using the eager path")
             return None
-    _loaded[key] = network
-    return network
+    _loaded[key] = package
+    return package
+
+
+def cpu_and_runtime() -> bytes:
+    """What every package depends on besides its own inputs: the format, torch's and Python's
+    versions and the CPU (``cache_key`` and the leaf package's key start with it)."""
+    return f"{FORMAT} {torch.__version__} {sys.version_info[:2]}\n{_cpu_identity()}".encode()
+
+
+def compile_package(program: torch.export.ExportedProgram, target: Path, configs: dict) -> None:
+    """Compile ``program`` into the package ``target``, atomically (a temporary name, then renamed)."""
+    partial = target.with_name(f"{target.stem}.{os.getpid()}.partial.pt2")
+    try:
+        torch._inductor.aoti_compile_and_package(program, package_path=str(partial), inductor_configs=configs)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def _reason(err: BaseException) -> str:
