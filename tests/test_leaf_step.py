@@ -82,7 +82,7 @@ def test_where_no_leaf_package_can_be_built_the_search_runs_eager_after_one_line
     assert native_leaf(env, Encoder(env)) is None
     assert native_leaf(env, Encoder(env)) is None  # the failure is remembered: one line
     lines = [line for line in capsys.readouterr().err.splitlines() if line]
-    assert lines == ["conhex-zero: building the native leaf step for hex-4 (once per game and machine, about 35 s; "
+    assert lines == ["conhex-zero: building the native leaf step for hex-4 (once per game and machine, about 25 s; "
                      f"cached in {tmp_path})",
                      "conhex-zero: the native leaf step unavailable for hex-4 (C++ compile error: g++ not found); "
                      "using the eager path"]

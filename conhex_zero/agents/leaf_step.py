@@ -6,7 +6,7 @@ tactics). Eager it is about 180 small tensor ops (5-15 microseconds each on a CP
 batch): 1.1 ms a call at 1 position, 2 ms at 64, as much as the network's own native package at a
 few positions. ``native_leaf`` exports the same function (``torch.export``) and compiles it with
 AOTInductor into a package, cached beside the network's (``nn.native``: one per game, code, torch
-version and CPU; 30-40 s to build, said on stderr with its time; loaded in milliseconds): 51 us at 1
+version and CPU; 15-25 s to build, said on stderr with its time; loaded in milliseconds): 51 us at 1
 position, 92 at 4, 232 at 16, 836 at 64 (docs/speed.md). Its outputs are the eager function's bit
 for bit (integers, masks and float features alike; ``tests/test_leaf_step.py``).
 
@@ -144,7 +144,7 @@ def native_leaf(env: VecEnv, encoder: Encoder, say: Callable[[str], None] | None
         say(f"the native leaf step unavailable for {env.game.spec} ({native._reason(err)}); using the eager path")
         return None
     return native.cached_package(
-        key, "the native leaf step", env.game.spec, "once per game and machine, about 35 s",
+        key, "the native leaf step", env.game.spec, "once per game and machine, about 25 s",
         lambda target: _build(env, encoder, target),
         lambda path, key, built: NativeLeaf(path, key, built, env, encoder), say)
 

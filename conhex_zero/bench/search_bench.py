@@ -17,6 +17,7 @@ import torch
 
 from conhex_zero.agents.evaluators import NetworkEvaluator
 from conhex_zero.agents.game_search import LEAN_MAX_BATCH, GameSearch
+from conhex_zero.agents.leaf_step import NativeLeaf
 from conhex_zero.agents.search_configs import play_config
 from conhex_zero.bench.env_bench import torch_threads
 from conhex_zero.bench.timing import DeviceTimer, synchronize
@@ -121,6 +122,7 @@ def bench_search(game: str, model: str, batch: int, simulations: int = 64, devic
     sims = searches * batch * simulations
     return {"game": env.game.spec, "model": model, "batch": batch, "simulations": simulations,
             "scheme": scheme, "backend": "aoti" if evaluator.native is not None else "eager",
+            "leaf": "aoti" if isinstance(gs.leaf, NativeLeaf) else "eager",
             "tree": "lean" if batch <= lean_max else "batched", "device": str(env.device), "threads": used,
             "searches": searches,
             "seconds": round(elapsed, 3), "sims_per_s": sims / elapsed,

@@ -129,7 +129,8 @@ def run_search(args: argparse.Namespace) -> int:
     if args.json:
         print_json(r)
     else:
-        print(f"{r['scheme']} search ({r['tree']} tree, {r['backend']} network), {plural(r['simulations'], 'simulation')}, {r['model']} on "
+        print(f"{r['scheme']} search ({r['tree']} tree, {r['backend']} network, {r['leaf']} leaf step), "
+              f"{plural(r['simulations'], 'simulation')}, {r['model']} on "
               f"{r['game']}, batch {r['batch']}, "
               f"{r['device']} ({plural(r['threads'], 'thread')}): {r['sims_per_s']:,.0f} simulations/s, "
               f"{r['positions_per_s']:,.1f} positions/s, network {100 * r['network_fraction']:.0f}% of the time "

@@ -172,10 +172,10 @@ def add_threads_argument(parser, default: int = 1) -> None:
     parser.add_argument("--threads", type=THREADS, default=default, metavar="N", help=THREADS_HELP)
 
 
-BACKEND_HELP = ("how the network runs on a CPU: auto (default: AOTInductor's native kernels, about 1.3 times "
-                "the search's simulations a second; built once per model and machine, about 20 s, then cached; the "
-                "eager path where they cannot be had), aoti (the same), or eager (PyTorch's own kernels, the "
-                "reference). A player may say it alone: CKPT:backend=eager")
+BACKEND_HELP = ("how the network and the search's rules run on a CPU: auto (default: AOTInductor's native "
+                "kernels, about 1.6 times the search's simulations a second; built once per model, and once per "
+                "game, about 20 s each, then cached; the eager path where they cannot be had), aoti (the same), or "
+                "eager (PyTorch's own kernels, the reference). A player may say it alone: CKPT:backend=eager")
 
 
 def add_backend_argument(parser) -> None:
