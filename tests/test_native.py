@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conhex_zero.agents.evaluators import NetworkEvaluator
+from conhex_zero.agents.evaluators import NATIVE_SLICE, NetworkEvaluator
 from conhex_zero.agents.player_specs import PlayerSpecError, parse_player
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.nn import native
@@ -192,6 +192,9 @@ def test_the_native_network_gives_the_eager_networks_outputs(cache):
     eager = NetworkEvaluator(checkpoint.model, env, backend="eager")
     fast = NetworkEvaluator(checkpoint.model, env, backend="aoti")
     assert fast.native is built  # one package per model in a process
+    sizes: list[int] = []
+    package_call = fast.forward
+    fast.forward = lambda encoded, graph: sizes.append(encoded.x.shape[0]) or package_call(encoded, graph)
     for batch in (1, 2, 7, 33, 64):
         state = _positions(env, batch, seed=batch)
         (logits, value), (ref_logits, ref_value) = fast(state), eager(state)
@@ -199,6 +202,8 @@ def test_the_native_network_gives_the_eager_networks_outputs(cache):
         assert torch.equal(logits > -1e8, legal)
         assert ((logits[legal] - ref_logits[legal]).abs() <= 1e-5 * (1 + ref_logits[legal].abs())).all()
         assert (value - ref_value).abs().max() <= 1e-5
+        slices = [min(NATIVE_SLICE, batch - i) for i in range(0, batch, NATIVE_SLICE)]
+        assert sizes[-len(slices):] == slices  # the package's calls: at most NATIVE_SLICE positions each
         with torch.enable_grad():  # the functional path: the floor of float reordering
             functional = checkpoint.model(encoder(state, legal), encoder.graph)[0].detach()
         assert ((functional[legal] - ref_logits[legal]).abs() <= 1e-5 * (1 + ref_logits[legal].abs())).all()

@@ -80,6 +80,13 @@ included: a bf16 copy of the weights, refreshed when training changes them, and 
 inference path), ``fp32``."""
 
 
+NATIVE_SLICE = 16
+"""The native package evaluates at most this many positions a call (more are evaluated in slices):
+its positions a second peak at 8-16 on a CPU and fall beyond, as the activations outgrow the core's
+cache (``l4h64``: 5,548 a second at 16, 4,113 at 64; docs/speed.md). The one-position search's leaf
+batches of up to 64 make 1.11 times the simulations a second evaluated in slices of 16."""
+
+
 class NetworkEvaluator:
     """The graph network (bf16 autocast on CUDA); illegal actions get logit ``NEG``.
 
@@ -114,7 +121,8 @@ class NetworkEvaluator:
         self.max_batch = max_batch
         """Evaluate at most this many positions a network call (None: all at once). On a CPU the
         network's products run fastest on a few dozen positions: the book's batched searches of 100+
-        positions evaluate them in slices of 32 (``book.grow``; benchmarks/bench_book.py)."""
+        positions evaluate them in slices of 32 (``book.grow``; benchmarks/bench_book.py). The native
+        package takes at most ``NATIVE_SLICE`` a call whatever this says."""
         self.evaluated = 0  # positions evaluated so far (benchmarks read it)
         self._weights: dict[str, Tensor] | None = None  # bf16: the weights' copy (``refresh``)
         self._versions: tuple[int, ...] = ()
@@ -156,6 +164,8 @@ class NetworkEvaluator:
         logits ``[B, A]`` (``NEG`` at illegal actions) and values ``[B]``."""
         B = legal.shape[0]
         step = self.max_batch
+        if self.native is not None:
+            step = min(step or NATIVE_SLICE, NATIVE_SLICE)
         if step is not None and B > step:
             parts = [self.network(Encoded(x=encoded.x[i:i + step], contact=encoded.contact[i:i + step]),
                                   legal[i:i + step]) for i in range(0, B, step)]
