@@ -26,6 +26,24 @@ from optional import GROUPS, REQUIRED  # noqa: E402
 torch.set_num_threads(1)
 
 
+@pytest.fixture(scope="module")
+def native_cache(tmp_path_factory):
+    """A folder of native packages (``CONHEX_ZERO_CACHE``) for one test module: what it builds is
+    built once for the module and never touches the user's cache."""
+    from conhex_zero.nn.native import CACHE_ENV
+
+    folder = tmp_path_factory.mktemp("native-cache")
+    before = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(folder)
+    try:
+        yield folder
+    finally:
+        if before is None:
+            os.environ.pop(CACHE_ENV, None)
+        else:
+            os.environ[CACHE_ENV] = before
+
+
 @pytest.fixture(autouse=True)
 def _one_thread():
     """Restores one thread after a test that changed it (commands set their own thread count)."""

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+
 import numpy as np
+import pytest
 import torch
 
 from conhex_zero.env.reference import ReferenceGame
@@ -118,3 +122,8 @@ def move_values(env: VecEnv, state: State, plies: int) -> dict[int, int]:
         v = solve(env, child, plies - 1)
         out[a] = v if int(child.to_move[0]) == int(state.to_move[0]) else -v
     return out
+
+
+needs_compiler = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "g++")) is None,
+                                    reason="no C++ compiler here: AOTInductor cannot build (the eager fallback is tested)")
+"""Marks a test that builds a native package (``nn.native``, ``agents.leaf_step``)."""

@@ -8,8 +8,6 @@ themselves and build into a cache folder of their own (``CONHEX_ZERO_CACHE``).""
 
 from __future__ import annotations
 
-import os
-import shutil
 
 import pytest
 import torch
@@ -25,6 +23,7 @@ from conhex_zero.nn import native
 from conhex_zero.nn.encode import NUM_FEATURES, Encoder
 from conhex_zero.nn.model import GraphNet, ModelConfig
 from conhex_zero.search import rng
+from helpers import needs_compiler
 
 
 def _edges(env: VecEnv, batch: int, seed: int) -> tuple[State, torch.Tensor]:
@@ -94,28 +93,10 @@ def test_the_leaf_cache_key_changes_with_the_game():
 
 
 # ------------------------------------------------------------------ real packages (slow)
-needs_compiler = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "g++")) is None,
-                                    reason="no C++ compiler here: AOTInductor cannot build (the eager fallback is tested)")
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("leaf-cache")
-    before = os.environ.get(native.CACHE_ENV)
-    os.environ[native.CACHE_ENV] = str(folder)
-    try:
-        yield folder
-    finally:
-        if before is None:
-            os.environ.pop(native.CACHE_ENV, None)
-        else:
-            os.environ[native.CACHE_ENV] = before
-
-
 @pytest.mark.slow
 @needs_compiler
 @pytest.mark.parametrize("spec", ["conhex", "hex-5:mirror=2"])
-def test_the_native_leaf_step_is_the_eager_one_bit_for_bit(cache, spec):
+def test_the_native_leaf_step_is_the_eager_one_bit_for_bit(native_cache, spec):
     env = VecEnv(spec)
     encoder = Encoder(env)
     lines: list[str] = []
@@ -135,7 +116,7 @@ def test_the_native_leaf_step_is_the_eager_one_bit_for_bit(cache, spec):
 
 @pytest.mark.slow
 @needs_compiler
-def test_a_search_through_the_native_leaf_step_is_the_same_search(cache):
+def test_a_search_through_the_native_leaf_step_is_the_same_search(native_cache):
     """The same network package either way: the search's every visit count, value and move agree."""
     torch.manual_seed(5)
     env = VecEnv("hex-4")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +24,7 @@ from conhex_zero.nn import native
 from conhex_zero.nn.checkpoint import load_checkpoint
 from conhex_zero.nn.encode import NUM_FEATURES, Encoder
 from conhex_zero.nn.model import GraphNet, ModelConfig
+from helpers import needs_compiler
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "checkpoints" / "conhex-l4h64-v4.pt"
@@ -156,28 +156,9 @@ def test_commands_take_a_backend_and_refuse_another(capsys):
 
 
 # ------------------------------------------------------------------ a real package (slow)
-needs_compiler = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "g++")) is None,
-                                    reason="no C++ compiler here: AOTInductor cannot build (the eager fallback is tested)")
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    """A cache folder holding the shipped model's package (built once for the module)."""
-    folder = tmp_path_factory.mktemp("native-cache")
-    before = os.environ.get(native.CACHE_ENV)
-    os.environ[native.CACHE_ENV] = str(folder)
-    try:
-        yield folder
-    finally:
-        if before is None:
-            os.environ.pop(native.CACHE_ENV, None)
-        else:
-            os.environ[native.CACHE_ENV] = before
-
-
 @pytest.mark.slow
 @needs_compiler
-def test_the_native_network_gives_the_eager_networks_outputs(cache):
+def test_the_native_network_gives_the_eager_networks_outputs(native_cache):
     """Within 1e-5 relative to the logits' size (1e-5 absolute for values in [-1, 1]): the same
     arithmetic in another order. The eager network's own two paths (``Block.forward`` and
     ``Block.infer_``) differ by as much, which this test checks too."""
@@ -188,7 +169,7 @@ def test_the_native_network_gives_the_eager_networks_outputs(cache):
     built = native.native_network(checkpoint.model, encoder.graph, encoder(env.initial_state(2)), "v4", say=lines.append)
     assert built is not None and built.build_seconds is not None, lines
     assert lines[0].startswith("building native inference for v4") and lines[1].startswith("built native inference")
-    assert list(cache.glob("*.pt2")) == [built.path]
+    assert list(native_cache.glob("*.pt2")) == [built.path]
     eager = NetworkEvaluator(checkpoint.model, env, backend="eager")
     fast = NetworkEvaluator(checkpoint.model, env, backend="aoti")
     assert fast.native is built  # one package per model in a process
@@ -211,7 +192,7 @@ def test_the_native_network_gives_the_eager_networks_outputs(cache):
 
 @pytest.mark.slow
 @needs_compiler
-def test_a_new_process_loads_the_package_without_building(cache):
+def test_a_new_process_loads_the_package_without_building(native_cache):
     checkpoint = load_checkpoint(MODEL)
     env = VecEnv(checkpoint.game)
     encoder = Encoder(env)
@@ -222,7 +203,7 @@ def test_a_new_process_loads_the_package_without_building(cache):
             "e = NetworkEvaluator(c.model, env, backend='auto'); "
             "print(e.native is not None and e.native.build_seconds is None, float(e(env.initial_state(1))[1][0]))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                         env={**os.environ, native.CACHE_ENV: str(cache)}, timeout=600)
+                         env={**os.environ, native.CACHE_ENV: str(native_cache)}, timeout=600)
     assert run.returncode == 0, run.stderr
     assert "building" not in run.stderr and "unavailable" not in run.stderr
     loaded, value = run.stdout.split()
@@ -272,12 +253,12 @@ def test_without_a_compiler_every_command_runs_eager_and_says_so(tmp_path):
 
 @pytest.mark.slow
 @needs_compiler
-def test_the_backends_benchmark_measures_both_ways(cache, tmp_path):
+def test_the_backends_benchmark_measures_both_ways(native_cache, tmp_path):
     out = tmp_path / "backends.json"
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_backends.py"), "--batches", "1", "4", "--calls",
                           "3", "--sims", "32", "--positions", "1", "--rounds", "1", "--gtp-sims", "8", "--gtp-runs", "1",
                           "--out", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=900,
-                         env={**os.environ, native.CACHE_ENV: str(cache)})
+                         env={**os.environ, native.CACHE_ENV: str(native_cache)})
     assert run.returncode == 0, run.stderr[-2000:]
     result = json.loads(out.read_text())
     assert set(result["network_positions_per_s"]) == {"eager", "aoti"}

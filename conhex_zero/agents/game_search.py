@@ -18,7 +18,7 @@ import torch
 from torch import Tensor
 
 from conhex_zero.agents.evaluators import Evaluator, NetworkEvaluator
-from conhex_zero.agents.leaf_step import Leaf, leaf_step, native_leaf
+from conhex_zero.agents.leaf_step import Leaf, leaf_step, native_leaf, outcome, winning_focus
 from conhex_zero.env.state import State
 from conhex_zero.env.tactics import Tactics
 from conhex_zero.env.vec_env import VecEnv
@@ -96,19 +96,13 @@ class GameSearch:
             value = torch.where(leaf.proven.bool(), 1.0, value)  # exact: the player to move wins at once
             return Transition(logits=logits, value=value, legal=leaf.focus, embedding=leaf.state,
                               reward=leaf.reward, discount=leaf.discount, proven=leaf.proven)
-        env = self.env
-        nxt = env.step(state, action)
-        ended = nxt.done
-        won = nxt.winner == state.to_move
-        reward = torch.where(ended, torch.where(won, 1.0, -1.0), 0.0)
-        discount = torch.where(ended, 0.0, torch.where(nxt.to_move == state.to_move, 1.0, -1.0))
+        nxt = self.env.step(state, action)
+        reward, discount = outcome(state, nxt)
         logits, value, legal, wins = self._evaluate(nxt)  # wins: [B, H] with tactics
         proven = None
         if self.tactics is not None:
-            can_win = wins.any(1)
+            legal, can_win = winning_focus(wins, legal)
             value = torch.where(can_win, 1.0, value)
-            wins_a = torch.cat([wins, torch.zeros_like(wins[:, :1])], dim=1)
-            legal = torch.where(can_win[:, None], wins_a, legal)
             proven = can_win.to(torch.int8)  # exact: the player to move wins at once
         return Transition(logits=logits, value=value, legal=legal, embedding=nxt,
                           reward=reward, discount=discount, proven=proven)

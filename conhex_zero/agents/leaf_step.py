@@ -51,21 +51,33 @@ class Leaf:
     encoded: Encoded  # the network's input
 
 
-def leaf_step(env: VecEnv, encoder: Encoder, state: State, action: Tensor) -> Leaf:
-    """``action [B]`` played in ``state``: the new positions and all the search needs of them but the
-    network's output (``encoder.tactics``: exact one-move tactics)."""
-    nxt = env.step(state, action)
+def outcome(state: State, nxt: State) -> tuple[Tensor, Tensor]:
+    """``(reward [B], discount [B])`` of the step from ``state`` to ``nxt``: +1/-1 for the player who
+    acted once the game is over (else 0); +1 when the same player moves next, -1 the other, 0 over."""
     ended = nxt.done
     won = nxt.winner == state.to_move
     reward = torch.where(ended, torch.where(won, 1.0, -1.0), 0.0)
     discount = torch.where(ended, 0.0, torch.where(nxt.to_move == state.to_move, 1.0, -1.0))
+    return reward, discount
+
+
+def winning_focus(wins: Tensor, legal: Tensor) -> tuple[Tensor, Tensor]:
+    """``(focus [B, A], can_win [B])``: only the winning holes ``wins [B, H]`` where the mover has
+    some (its value is then exact), else the legal actions ``legal [B, A]``."""
+    can_win = wins.any(1)  # [B]
+    wins_a = torch.cat([wins, torch.zeros_like(wins[:, :1])], dim=1)  # [B, A]
+    return torch.where(can_win[:, None], wins_a, legal), can_win
+
+
+def leaf_step(env: VecEnv, encoder: Encoder, state: State, action: Tensor) -> Leaf:
+    """``action [B]`` played in ``state``: the new positions and all the search needs of them but the
+    network's output (``encoder.tactics``: exact one-move tactics)."""
+    nxt = env.step(state, action)
+    reward, discount = outcome(state, nxt)
     legal = env.legal_mask(nxt)  # [B, A]
     both = encoder.tactics.winning_moves_both(nxt)  # [B, 2, H]
     encoded = encoder(nxt, legal, both)
-    wins = both[:, 0]  # [B, H] the mover's winning holes
-    can_win = wins.any(1)  # [B]
-    wins_a = torch.cat([wins, torch.zeros_like(wins[:, :1])], dim=1)  # [B, A]
-    focus = torch.where(can_win[:, None], wins_a, legal)
+    focus, can_win = winning_focus(both[:, 0], legal)  # the mover's winning holes
     return Leaf(nxt, reward, discount, legal, focus, can_win.to(torch.int8), encoded)
 
 

@@ -18,7 +18,7 @@ def select(mask: Tensor, a: Tensor, b: Tensor) -> Tensor:
 
     For integer tensors the difference ``b - a`` must fit the dtype (true for the engine's small
     values: owners, counts, cell ids in int16). Under a compiler (the native leaf package,
-    ``agents.native_leaf``) it is the plain ``torch.where``, which the compiler fuses; Inductor's
+    ``agents.leaf_step``) it is the plain ``torch.where``, which the compiler fuses; Inductor's
     CPU code generator fails on the bool views.
     """
     if torch.compiler.is_compiling():

@@ -172,7 +172,7 @@ class Encoder:
     def _assemble(self, B: int, hole_columns: Tensor, cell_columns: Tensor, side_columns: Tensor, sides: Tensor,
                   game: Tensor) -> Tensor:
         """``x [B, N, F]``: the template with the feature columns written in. Eager: written into a
-        copy of the template. Under a compiler (the native leaf package, ``agents.native_leaf``):
+        copy of the template. Under a compiler (the native leaf package, ``agents.leaf_step``):
         as padded blocks added to the template (every written entry is 0 in the template and in the
         other blocks, so the sums are the same numbers), which the compiler makes into one loop,
         where slice writes become a chain of full copies."""
