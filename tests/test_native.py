@@ -1,7 +1,8 @@
 """The network's native inference (``nn/native.py``): the backend's choice and names, and, in the
 slow suite, a real AOTInductor package of the shipped ConHex model: its outputs against the eager
 network's, the cache used by a new process without building again, a damaged package built again,
-and every command still running on the eager path where no package can be built (no C++ compiler).
+and every command still running on the eager path where no package can be built (no C++ compiler);
+and training's self-play through a package that takes the trained weights at run time.
 
 The suite runs with ``CONHEX_ZERO_BACKEND=eager`` (tests/conftest.py); the tests that build set the
 backend themselves and use a cache folder of their own (``CONHEX_ZERO_CACHE``)."""
@@ -81,6 +82,73 @@ def test_the_cache_key_changes_with_the_weights_and_the_board():
     assert native.cache_key(model, hex3) != key
 
 
+def test_a_loadable_package_is_one_per_network_size_and_board():
+    """Training's self-play package takes its weights at run time: its key ignores their values."""
+    torch.manual_seed(0)
+    model = GraphNet(ModelConfig(1, 8), NUM_FEATURES)
+    hex3, hex4 = Encoder(VecEnv("hex-3")).graph, Encoder(VecEnv("hex-4")).graph
+    key = native.cache_key(model, hex3, loadable=True)
+    assert key != native.cache_key(model, hex3)
+    with torch.no_grad():
+        model.embed.bias[0] += 1.0
+    assert native.cache_key(model, hex3, loadable=True) == key
+    assert native.cache_key(model, hex4, loadable=True) != key
+    assert native.cache_key(GraphNet(ModelConfig(1, 16), NUM_FEATURES), hex3, loadable=True) != key
+
+
+class _FakeLoadable:
+    """A loadable package's stand-in: the model's function on the weights it was last given."""
+
+    def __init__(self, model):
+        self.loads = 0
+        self.copy = GraphNet(ModelConfig(1, 8), NUM_FEATURES)
+        self.load_weights(model)
+
+    def load_weights(self, model) -> None:
+        self.loads += 1
+        self.copy.load_state_dict(model.state_dict())
+
+    def __call__(self, encoded, graph):
+        with torch.no_grad():
+            return self.copy(encoded, graph)
+
+
+def test_live_weights_reach_the_package_after_every_change_and_only_then(monkeypatch):
+    """The evaluator of training's self-play loads the model's weights into its package when a
+    training step (or ``load_state_dict``) changed them, before the next evaluation, and not again
+    while they stay the same."""
+    torch.manual_seed(0)
+    env = VecEnv("hex-4")
+    model = GraphNet(ModelConfig(1, 8), NUM_FEATURES)
+    made: list[_FakeLoadable] = []
+
+    def fake(model, graph, sample, label="", say=None, loadable=False):
+        assert loadable
+        made.append(_FakeLoadable(model))
+        return made[-1]
+
+    monkeypatch.setattr(native, "native_network", fake)
+    live = NetworkEvaluator(model, env, backend="aoti", live_weights=True)
+    eager = NetworkEvaluator(model, env, backend="eager")
+    assert live.native is made[0] and live.live_weights and made[0].loads == 1
+    state = _positions(env, 6, seed=1, plies=4)
+
+    def same() -> bool:
+        (a, v), (b, w) = live(state), eager(state)
+        return torch.allclose(a, b) and torch.allclose(v, w)
+
+    assert same()
+    live(state)
+    assert made[0].loads == 1  # unchanged weights: nothing loaded again
+    optimiser = torch.optim.AdamW(model.parameters(), lr=0.1)
+    logits, value, _ = model(live.encoder(state), live.encoder.graph)
+    (value.square().mean() + logits.logsumexp(-1).mean()).backward()
+    optimiser.step()
+    assert same() and made[0].loads == 2  # the step's new weights, loaded once
+    model.load_state_dict({k: v * 0.5 for k, v in model.state_dict().items()})
+    assert same() and made[0].loads == 3
+
+
 def test_a_player_names_its_backend():
     path = str(MODEL)
     assert parse_player(f"{path}:backend=eager").backend == "eager"
@@ -126,7 +194,7 @@ def test_a_gtp_boardsize_switch_never_builds_inside_the_command(tmp_path, monkey
 
     builds: list[str] = []
 
-    def fails(model, graph, sample, target):
+    def fails(model, graph, sample, target, loadable=False):
         builds.append(target.name)
         raise RuntimeError("no compiler")
 
@@ -264,3 +332,54 @@ def test_the_backends_benchmark_measures_both_ways(native_cache, tmp_path):
     assert set(result["network_positions_per_s"]) == {"eager", "aoti"}
     assert result["search"]["same_moves"] in (True, False) and result["search"]["aoti"]["sims_per_s"] > 0
     assert set(result["gtp_first_genmove_s"]["8"]) >= {"eager", "aoti"}
+
+
+@pytest.mark.slow
+@needs_compiler
+def test_training_self_play_runs_natively_on_the_weights_it_trains(native_cache, monkeypatch, capsys):
+    """``selfplay.backend: aoti``: one loadable package for the run (built once, for the network's
+    size and board), the model's weights loaded into it before each self-play phase, its outputs
+    the eager network's after a training step, and a second package of the same size in the same
+    process independent of the first (two evaluators never share a loadable package)."""
+    from conhex_zero.train.config_load import load_config
+    from conhex_zero.train.loop import train
+
+    monkeypatch.setattr(native, "_default", None)
+    loads: list[int] = []
+    calls: list[int] = []
+    real_load, real_call = native.NativeNetwork.load_weights, native.NativeNetwork.__call__
+    monkeypatch.setattr(native.NativeNetwork, "load_weights",
+                        lambda self, model: loads.append(1) or real_load(self, model))
+    monkeypatch.setattr(native.NativeNetwork, "__call__",
+                        lambda self, encoded, graph: calls.append(encoded.x.shape[0]) or real_call(self, encoded, graph))
+    config = load_config(ROOT / "configs" / "tiny.yaml", ["iterations=2", "selfplay.backend=aoti", "eval.every=100"])
+    run = train(config, native_cache / "run", progress=False, log=lambda *_: None)
+    assert run.iterations == 2
+    err = capsys.readouterr().err
+    assert err.count("built native inference for self-play's l2h16") == 1, err
+    assert calls and len(loads) >= 2  # the initial weights, then every phase after a training step
+
+    # The same package (the run's size and board, no second build) against the eager network,
+    # before and after a training step.
+    env = VecEnv("hex-3")
+    torch.manual_seed(0)
+    model = GraphNet(ModelConfig(2, 16), NUM_FEATURES)
+    live = NetworkEvaluator(model, env, backend="aoti", live_weights=True)
+    other = NetworkEvaluator(GraphNet(ModelConfig(2, 16), NUM_FEATURES), env, backend="aoti", live_weights=True)
+    eager = NetworkEvaluator(model, env, backend="eager")
+    assert live.native is not None and other.native is not None and live.native is not other.native
+    assert live.native.path == other.native.path  # one package file for the size and board
+    assert "building" not in capsys.readouterr().err
+    state = _positions(env, 9, seed=3, plies=3)
+
+    def close(a: NetworkEvaluator, b: NetworkEvaluator) -> bool:
+        (x, v), (y, w) = a(state), b(state)
+        return bool(((x - y).abs() <= 1e-5 * (1 + y.abs())).all() and (v - w).abs().max() <= 1e-5)
+
+    assert close(live, eager) and not close(other, eager)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=0.05)
+    logits, value, _ = model(live.encoder(state), live.encoder.graph)
+    (value.square().mean() + logits.logsumexp(-1).mean()).backward()
+    before = live(state)[0].clone()
+    optimiser.step()
+    assert close(live, eager) and not torch.allclose(live(state)[0], before)

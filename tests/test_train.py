@@ -45,6 +45,7 @@ def test_overrides_and_round_trip(tmp_path):
     (["selfplay.games=many"], "selfplay.games: expected a whole number"),
     (["selfplay.games=0"], "selfplay.games: at least 1"),
     (["optim.schedule=linear"], "optim.schedule: constant or cosine"),
+    (["selfplay.backend=native"], "selfplay.backend: auto, aoti, eager"),
     (["game=chess"], "game: unknown game 'chess'"),
     (["model=big"], "model: model name 'big'"),
     (["eval.references=[random, alphazero]"], "not a fixed reference"),

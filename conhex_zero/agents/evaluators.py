@@ -96,12 +96,15 @@ class NetworkEvaluator:
     (benchmarks time the network apart from the encoding). ``backend`` (``nn.native.BACKENDS``;
     ``None``: the process's default) ``auto`` or ``aoti`` runs a float32 CPU network through its
     AOTInductor package (``nn.native``: built once per model, then cached), or the eager model where
-    that cannot be had; ``eager`` always runs the model itself. Training passes ``eager`` (its
-    weights change at every step). ``native`` is the package in use (None: eager)."""
+    that cannot be had; ``eager`` always runs the model itself. Training's self-play passes its
+    config's ``selfplay.backend`` with ``live_weights``: the package is then one per network size and
+    board (built once, whatever the weights), and ``refresh`` loads the model's weights into it
+    whenever a training step changed them. ``native`` is the package in use (None: eager)."""
 
     def __init__(self, model: GraphNet, env: VecEnv, autocast: bool = True, compile: bool = False,
                  timer: Callable[[], contextlib.AbstractContextManager] | None = None, precision: str = "autocast",
-                 max_batch: int | None = None, backend: str | None = "eager", label: str = "the network"):
+                 max_batch: int | None = None, backend: str | None = "eager", label: str = "the network",
+                 live_weights: bool = False):
         if precision not in PRECISIONS:
             raise ValueError(f"precision {precision!r}: one of {', '.join(PRECISIONS)}")
         self.model = model.to(env.device).eval()
@@ -112,7 +115,8 @@ class NetworkEvaluator:
         self.native: native.NativeNetwork | None = None
         if native.wants_native(backend, env.device) and precision != "bf16" and not compile:
             sample = self.encoder(env.initial_state(2))
-            self.native = native.native_network(self.model, self.encoder.graph, sample, label)
+            self.native = native.native_network(self.model, self.encoder.graph, sample, label, loadable=live_weights)
+        self.live_weights = live_weights and self.native is not None
         run = self._bf16 if precision == "bf16" else (self.native or self.model)
         self.forward = torch.compile(run) if compile else run
         self.compile_seconds: float | None = None if compile else 0.0
@@ -126,12 +130,26 @@ class NetworkEvaluator:
         self.evaluated = 0  # positions evaluated so far (benchmarks read it)
         self._weights: dict[str, Tensor] | None = None  # bf16: the weights' copy (``refresh``)
         self._versions: tuple[int, ...] = ()
+        self._live = [*self.model.parameters(), *self.model.buffers()] if self.live_weights else []
+        if self.live_weights:
+            self._versions = self._weight_versions()
+
+    def _weight_versions(self) -> tuple[int, ...]:
+        """Changes in place (an optimiser step, ``load_state_dict``) move a tensor's version."""
+        return tuple(t._version for t in self._live)
 
     def refresh(self) -> None:
         """With ``precision="bf16"``: make the bf16 copy of the weights follow the model's float32
         weights (copied in place when a training step changed them, so a compiled function or a
         captured CUDA graph keeps reading the same tensors). Every call does it; self-play calls it
-        before a phase whose searches may replay CUDA graphs (no Python runs in a replay)."""
+        before a phase whose searches may replay CUDA graphs (no Python runs in a replay). With
+        ``live_weights``: load the model's weights into the native package when they changed."""
+        if self.live_weights:
+            versions = self._weight_versions()
+            if versions != self._versions:
+                self.native.load_weights(self.model)
+                self._versions = versions
+            return
         if self.precision != "bf16":
             return
         params = dict(self.model.named_parameters())

@@ -28,10 +28,11 @@ from conhex_zero.train.selfplay import SelfPlay, SelfPlayStats
 
 
 def bench_selfplay(config: TrainConfig, seconds: float = 10.0, warmup_steps: int = 3, sync_steps: int = 3,
-                   threads: int | None = None, backend: str = "eager") -> dict:
+                   threads: int | None = None, backend: str | None = "eager") -> dict:
     """Run the config's self-play for about ``seconds``; see the module docstring. ``backend``:
-    the network's (``nn.native``); training runs ``eager`` (its weights change at every step, and a
-    native package costs 15-25 s to build), ``aoti`` measures what a fixed network would gain."""
+    the network's (``nn.native``), as training's ``selfplay.backend`` runs it (``aoti``: the package
+    that takes the trained weights at run time, one per network size and board; None: the process's
+    default)."""
     device = torch.device(config.device)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
@@ -41,7 +42,8 @@ def bench_selfplay(config: TrainConfig, seconds: float = 10.0, warmup_steps: int
         model = GraphNet(ModelConfig.from_name(config.model), NUM_FEATURES).to(device).eval()
         timer = DeviceTimer(device)
         evaluator = NetworkEvaluator(model, env, compile=config.selfplay.compile, timer=timer,
-                                     precision=config.selfplay.precision, backend=backend, label=config.model)
+                                     precision=config.selfplay.precision, backend=backend, label=config.model,
+                                     live_weights=True)
         selfplay = SelfPlay(env, config.selfplay, evaluator, config.seed)
         replay = ReplayBuffer(env, config.replay.capacity, device)
         scratch = SelfPlayStats()

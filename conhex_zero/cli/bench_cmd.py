@@ -69,9 +69,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--threads", type=THREADS, default=None, metavar="N",
                     help="torch CPU threads (default: the config's 'threads', which is 1 unless the config says "
                     "otherwise; 0: one per core)")
-    sp.add_argument("--backend", choices=("eager", "aoti"), default="eager",
-                    help="the network's kernels: eager (default, as training runs: its weights change at every step) or "
-                    "aoti (the native package of this fixed network, built once and cached; to measure what it gains)")
+    sp.add_argument("--backend", choices=("eager", "aoti"), default=None,
+                    help="the network's and the search steps' kernels: eager (PyTorch's) or aoti (native packages, "
+                    "built once per network size and board and cached, the trained weights loaded into them); default: "
+                    "the config's selfplay.backend, as training runs it")
     sp.add_argument("--json", action="store_true", help="print the result as JSON")
     sp.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. selfplay.games=1024")
     sp.set_defaults(run=run_selfplay)
@@ -176,7 +177,8 @@ def run_selfplay(args: argparse.Namespace) -> int:
         raise CliError(str(err)) from None
     resolve_device(config.device)
     threads = args.threads if args.threads is not None else config.threads
-    r = bench_selfplay(config, args.seconds, threads=threads, backend=args.backend)
+    backend = args.backend or config.selfplay.backend
+    r = bench_selfplay(config, args.seconds, threads=threads, backend=None if backend == "auto" else backend)
     r["config"] = args.config
     if args.json:
         print_json(r)

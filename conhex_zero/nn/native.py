@@ -18,6 +18,9 @@ measured too and loses from 16 positions up.
   milliseconds through torch's C++ loader (``torch._inductor.aoti_load_package`` would first spend
   2-3 s checking the CPU's vector instructions). Written to a temporary name and renamed, under a
   lock, so a killed build or two processes at once never leave a broken package.
+* **Training's self-play** (``loadable``): a package that keeps the weights as named constants, one
+  per network size, board, torch and CPU, into which ``NativeNetwork.load_weights`` copies the
+  weights of each iteration (``NetworkEvaluator(live_weights=True)``; ``selfplay.backend``).
 * **Backends** (``BACKENDS``): ``eager`` (the reference and the fallback), ``aoti``, and ``auto``, the
   default: ``aoti`` on a CPU, eager elsewhere (the GPU has its own path: CUDA graphs, bf16). Where
   the package cannot be built or loaded (no C++ compiler, an export that fails, another platform),
@@ -111,16 +114,20 @@ def _cpu_identity() -> str:
     return "\n".join(parts)
 
 
-def cache_key(model: nn.Module, graph: Graph) -> str:
+def cache_key(model: nn.Module, graph: Graph, loadable: bool = False) -> str:
     """A digest of everything a package depends on: weights, sizes, the board's graph, the code that
-    is compiled, torch's version and the CPU. Any change gives another package."""
+    is compiled, torch's version and the CPU. Any change gives another package. ``loadable``: the
+    package of a model whose weights are loaded at run time (``native_network``): its key holds the
+    weights' names and shapes, not their values."""
     h = hashlib.sha256()
     h.update(cpu_and_runtime())
     for module in (sys.modules[type(model).__module__], sys.modules[Graph.__module__], sys.modules[__name__]):
         h.update(inspect.getsource(module).encode())
+    h.update(b"loadable weights" if loadable else b"frozen weights")
     for name, tensor in model.state_dict().items():
         h.update(f"{name} {tuple(tensor.shape)} {tensor.dtype}".encode())
-        h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+        if not loadable:
+            h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
     for block in (graph.from_cells, graph.cells_from_holes, graph.cells_from_sides):
         h.update(str(tuple(block.shape)).encode())
         h.update(block.detach().cpu().contiguous().numpy().tobytes())
@@ -162,6 +169,20 @@ class NativeNetwork:
         """Seconds this process spent building the package (None: it was in the cache)."""
         # torch's C++ loader: no Python-side check of the CPU (the package was built for this one).
         self._loader = torch._C._aoti.AOTIModelPackageLoader(str(path), "model", False, 1, -1)
+        self._names: set[str] | None = None  # the package's constants (``load_weights``)
+
+    def load_weights(self, model: nn.Module) -> None:
+        """Copy ``model``'s present weights into a loadable package (``native_network(loadable=True)``);
+        the package keeps its own copy, so later changes to the model need another call."""
+        weights = {f"model.{name}": tensor.detach().float().contiguous() for name, tensor in model.state_dict().items()}
+        if self._names is None:
+            self._names = set(self._loader.get_constant_fqns())
+        missing = sorted(set(weights) - self._names)
+        if missing:
+            raise ValueError(f"the package has no constant for {', '.join(missing[:3])}")
+        # (constants map, into the inactive buffer, check every constant is given, user-managed): the
+        # graph's own constants (neighbour lists) stay as built.
+        self._loader.load_constants(weights, False, False, False)
 
     def __call__(self, encoded: Encoded, graph: Graph) -> tuple[Tensor, Tensor, None]:
         logits, value = self._loader.run([encoded.x.contiguous(), encoded.contact.contiguous()])
@@ -194,7 +215,7 @@ def one_thread() -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def _build(model: nn.Module, graph: Graph, sample: Encoded, target: Path) -> None:
+def _build(model: nn.Module, graph: Graph, sample: Encoded, target: Path, loadable: bool = False) -> None:
     """Export and compile the inference of ``model`` into the package ``target`` (atomically)."""
     wrapper = _Inference(model, graph).eval()
     batch = torch.export.Dim("batch", min=1, max=MAX_BATCH)
@@ -202,8 +223,12 @@ def _build(model: nn.Module, graph: Graph, sample: Encoded, target: Path) -> Non
         warnings.simplefilter("ignore")
         program = torch.export.export(wrapper, (sample.x, sample.contact),
                                       dynamic_shapes={"x": {0: batch}, "contact": {0: batch}}, strict=False)
-        # freezing: the weights are folded into the library as constants (it is one model's).
-        compile_package(program, target, {"freezing": True})
+        # freezing: the weights are folded into the library as constants (it is one model's). A
+        # loadable package keeps every weight a named constant instead, one-element biases included
+        # (Inductor would otherwise inline those), so that ``load_weights`` can replace them all; it
+        # runs as fast (measured: 1 and 16 positions within 2-10%, either way).
+        configs = {"freezing": False, "always_keep_tensor_constants": True} if loadable else {"freezing": True}
+        compile_package(program, target, configs)
 
 
 def _say(message: str) -> None:
@@ -211,28 +236,44 @@ def _say(message: str) -> None:
 
 
 def native_network(model: nn.Module, graph: Graph, sample: Encoded, label: str = "the network",
-                   say: Callable[[str], None] = _say) -> NativeNetwork | None:
+                   say: Callable[[str], None] = _say, loadable: bool = False) -> NativeNetwork | None:
     """The package of ``model``'s inference on ``graph``, from the cache or built into it (saying so,
     with the time taken); ``None``, with one line saying that the eager path is used, where it
-    cannot be built or loaded. ``sample``: a few encoded positions of the game (for the export)."""
+    cannot be built or loaded. ``sample``: a few encoded positions of the game (for the export).
+
+    ``loadable``: for a model whose weights change (training's self-play): one package per network
+    size and board, whatever the weights, which this call loads into a package of its own (never
+    shared with another caller in the process) and ``NativeNetwork.load_weights`` updates."""
     try:
-        key = cache_key(model, graph)
+        key = cache_key(model, graph, loadable)
     except Exception as err:  # a model this module cannot hash (not a GraphNet): eager
         say(f"native inference unavailable for {label} ({_reason(err)}); using the eager path")
         return None
-    return cached_package(key, "native inference", label, "once per model and machine, about 20 s",
-                          lambda target: _build(model, graph, sample, target), NativeNetwork, say)
+    once = "once per network size, board and machine" if loadable else "once per model and machine"
+    package = cached_package(key, "native inference", label, f"{once}, about 20 s",
+                             lambda target: _build(model, graph, sample, target, loadable), NativeNetwork, say,
+                             shared=not loadable)
+    if package is not None and loadable:
+        try:
+            package.load_weights(model)
+        except Exception as err:  # a package whose constants are not the model's: eager
+            _failed[key] = _reason(err)
+            say(f"native inference unavailable for {label} ({_failed[key]}); using the eager path")
+            return None
+    return package
 
 
 def cached_package(key: str, what: str, subject: str, once: str, build: Callable[[Path], None],
-                   load: Callable[[Path, str, float | None], object], say: Callable[[str], None] = _say):
+                   load: Callable[[Path, str, float | None], object], say: Callable[[str], None] = _say,
+                   shared: bool = True):
     """The package ``key`` loaded by ``load(path, key, build_seconds)``: from the cache, or built
     there first by ``build(path)`` (saying so, with the time taken: ``what`` for ``subject`` is
     built ``once``). A damaged package in the cache is built again once. ``None``, with one line
     saying that the eager path is used, where it cannot be built or loaded (no C++ compiler, an
     export that fails), or inside ``cached_only()`` when it is not built yet. One load per process
-    and key."""
-    if key in _loaded:
+    and key where ``shared``; otherwise a load of its own for every call (a package whose weights
+    its caller replaces)."""
+    if shared and key in _loaded:
         return _loaded[key]
     if key in _failed:
         return None
@@ -263,7 +304,8 @@ def cached_package(key: str, what: str, subject: str, once: str, build: Callable
             _failed[key] = _reason(err)
             say(f"{what} unavailable for {subject} ({_failed[key]}); using the eager path")
             return None
-    _loaded[key] = package
+    if shared:
+        _loaded[key] = package
     return package
 
 

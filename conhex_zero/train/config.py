@@ -56,6 +56,13 @@ class SelfPlayConfig:
     """The self-play network's arithmetic: autocast (bf16 matrix products under autocast on CUDA,
     float32 on a CPU), bf16 (every tensor in bf16, norms included: fewer bytes moved on a GPU; slow
     on a CPU without bf16 instructions) or fp32 (``agents.evaluators.PRECISIONS``)."""
+    backend: str = "eager"
+    """How self-play's network and search steps run on a CPU (``nn.native``): eager (PyTorch's own
+    kernels, the reference), aoti (AOTInductor's native kernels: one package per network size and
+    board, built once, about 40 s with the search's step, cached; the trained weights are loaded into
+    it after every training phase; about 1.4 times the self-play positions a second), or auto (the
+    process's default: aoti on a CPU unless ``$CONHEX_ZERO_BACKEND`` says eager, as the test suite
+    does). Only float32 self-play without ``compile`` runs natively; CUDA always runs eager."""
     solver: bool = False
     """Proven values in self-play's searches (MCTS-solver, see search.mcts): off by default, the
     recipe the shipped models were trained with."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conhex_zero.games.game import Game, GameSpecError, max_random_pieces, parse_game
+from conhex_zero.nn.model_names import BACKENDS
 from conhex_zero.train.config import ConfigError, SelfPlayConfig, TrainConfig
 from conhex_zero.train.memory import check_memory
 
@@ -86,6 +87,7 @@ def _ranges(c: TrainConfig) -> list[tuple[bool, str]]:
         (0 < c.selfplay.full_fraction <= 1, "selfplay.full_fraction: in (0, 1]"),
         (c.selfplay.scheme in ("gumbel", "puct"), "selfplay.scheme: gumbel or puct"),
         (c.selfplay.precision in ("autocast", "bf16", "fp32"), "selfplay.precision: autocast, bf16 or fp32"),
+        (c.selfplay.backend in BACKENDS, f"selfplay.backend: {', '.join(BACKENDS)}"),
         (c.selfplay.max_considered >= 1, "selfplay.max_considered: at least 1"),
         (0 <= c.selfplay.dirichlet_fraction <= 1, "selfplay.dirichlet_fraction: in [0, 1]"),
         (c.selfplay.dirichlet_alpha > 0, "selfplay.dirichlet_alpha: positive"),

@@ -188,7 +188,9 @@ class Trainer:
         env = VecEnv(config.game, ctx.device)
         model = GraphNet(ModelConfig.from_name(config.model), NUM_FEATURES).to(ctx.device).eval()
         replay = ReplayBuffer(env, config.replay.capacity)
-        evaluator = NetworkEvaluator(model, env, compile=config.selfplay.compile, precision=config.selfplay.precision)
+        backend = None if config.selfplay.backend == "auto" else config.selfplay.backend  # auto: the process's
+        evaluator = NetworkEvaluator(model, env, compile=config.selfplay.compile, precision=config.selfplay.precision,
+                                     backend=backend, label=f"self-play's {config.model}", live_weights=True)
         seed = distributed.rank_seed(config.seed, ctx.rank)  # config.seed itself on rank 0
         selfplay = SelfPlay(env, config.selfplay, evaluator, seed)
         steps = math.ceil(config.selfplay.positions_per_iteration * config.optim.sample_reuse / config.optim.batch_size)
