@@ -180,8 +180,8 @@ class NativeNetwork:
         missing = sorted(set(weights) - self._names)
         if missing:
             raise ValueError(f"the package has no constant for {', '.join(missing[:3])}")
-        # (constants map, into the inactive buffer, check every constant is given, user-managed): the
-        # graph's own constants (neighbour lists) stay as built.
+        # Flags: into the active buffer; no check that every constant is given (the graph's own, its
+        # neighbour lists, stay as built); copied, not user-managed.
         self._loader.load_constants(weights, False, False, False)
 
     def __call__(self, encoded: Encoded, graph: Graph) -> tuple[Tensor, Tensor, None]:
