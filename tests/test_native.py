@@ -317,6 +317,14 @@ def test_without_a_compiler_every_command_runs_eager_and_says_so(tmp_path):
     assert "Traceback" not in run.stderr
     assert '"backend": "eager"' in run.stdout
     assert list(tmp_path.glob("*.pt2")) == []
+    # Training with selfplay.backend auto trains on, eager, after one line.
+    train = subprocess.run([sys.executable, "-m", "conhex_zero", "train", "--config", "configs/tiny.yaml", "--run-dir",
+                            str(tmp_path / "run"), "--quiet", "--stop-after", "1", "selfplay.backend=auto",
+                            "eval.every=100"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    assert train.returncode == 0, train.stderr
+    unavailable = [line for line in train.stderr.splitlines() if "native inference unavailable" in line]
+    assert len(unavailable) == 1 and "self-play's l2h16" in unavailable[0], train.stderr
+    assert "Traceback" not in train.stderr and (tmp_path / "run" / "latest.pt").is_file()
 
 
 @pytest.mark.slow
