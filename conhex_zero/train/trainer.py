@@ -195,8 +195,15 @@ class Trainer:
         selfplay = SelfPlay(env, config.selfplay, evaluator, seed)
         steps = math.ceil(config.selfplay.positions_per_iteration * config.optim.sample_reuse / config.optim.batch_size)
         learner = Learner(model, env, config.optim, config.iterations * steps, seed + 1, ctx)
-        return cls(ctx, config, run, hooks, where, log, progress, env, model, evaluator, replay, selfplay, learner,
-                   steps)
+        trainer = cls(ctx, config, run, hooks, where, log, progress, env, model, evaluator, replay, selfplay,
+                      learner, steps)
+        # Native packages built here (self-play's network and its search's step: the first run of a
+        # size and board on a machine) are the run's compile time, not unaccounted set-up.
+        built = {id(p): p.build_seconds for p in (evaluator.native, selfplay.full_search.leaf, selfplay.cheap_search.leaf)
+                 if getattr(p, "build_seconds", None)}
+        if built:
+            trainer.add_phase("compile", sum(built.values()))
+        return trainer
 
     def start_clock(self) -> None:
         """The run's clock starts (after set-up and resume: they are not training time)."""
