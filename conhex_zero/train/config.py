@@ -60,7 +60,7 @@ class SelfPlayConfig:
     """How self-play's network and search steps run on a CPU (``nn.native``): eager (PyTorch's own
     kernels, the reference), aoti (AOTInductor's native kernels: one package per network size and
     board, built once, about 40 s with the search's step, cached; the trained weights are loaded into
-    it after every training phase; about 1.4 times the self-play positions a second), or auto (the
+    it after every training phase; 1.35-1.6 times the self-play positions a second), or auto (the
     process's default: aoti on a CPU unless ``$CONHEX_ZERO_BACKEND`` says eager, as the test suite
     does). Only float32 self-play without ``compile`` runs natively; CUDA always runs eager."""
     solver: bool = False
