@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -351,6 +352,7 @@ def test_training_self_play_runs_natively_on_the_weights_it_trains(native_cache,
     process independent of the first (two evaluators never share a loadable package)."""
     from conhex_zero.train.config_load import load_config
     from conhex_zero.train.loop import train
+    from conhex_zero.train.trainer import Hooks
 
     monkeypatch.setattr(native, "_default", None)
     loads: list[int] = []
@@ -361,10 +363,13 @@ def test_training_self_play_runs_natively_on_the_weights_it_trains(native_cache,
     monkeypatch.setattr(native.NativeNetwork, "__call__",
                         lambda self, encoded, graph: calls.append(encoded.x.shape[0]) or real_call(self, encoded, graph))
     config = load_config(ROOT / "configs" / "tiny.yaml", ["iterations=2", "selfplay.backend=aoti", "eval.every=100"])
-    run = train(config, native_cache / "run", progress=False, log=lambda *_: None)
+    hooks = Hooks(phases={})
+    run = train(config, native_cache / "run", progress=False, log=lambda *_: None, hooks=hooks)
     assert run.iterations == 2
     err = capsys.readouterr().err
     assert err.count("built native inference for self-play's l2h16") == 1, err
+    built = float(re.search(r"built native inference for self-play's l2h16 in ([0-9.]+) s", err).group(1))
+    assert hooks.phases["compile"] >= built - 0.05  # the build is the run's compile time, not unaccounted
     assert calls and len(loads) >= 2  # the initial weights, then every phase after a training step
 
     # The same package (the run's size and board, no second build) against the eager network,

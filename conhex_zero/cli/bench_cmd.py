@@ -177,8 +177,7 @@ def run_selfplay(args: argparse.Namespace) -> int:
         raise CliError(str(err)) from None
     resolve_device(config.device)
     threads = args.threads if args.threads is not None else config.threads
-    backend = args.backend or config.selfplay.backend
-    r = bench_selfplay(config, args.seconds, threads=threads, backend=None if backend == "auto" else backend)
+    r = bench_selfplay(config, args.seconds, threads=threads, backend=args.backend or config.selfplay.evaluator_backend)
     r["config"] = args.config
     if args.json:
         print_json(r)

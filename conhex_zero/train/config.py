@@ -67,6 +67,10 @@ class SelfPlayConfig:
     """Proven values in self-play's searches (MCTS-solver, see search.mcts): off by default, the
     recipe the shipped models were trained with."""
 
+    @property
+    def evaluator_backend(self) -> str | None:
+        """``backend`` as ``NetworkEvaluator`` takes it: None (the process's default) for auto."""
+        return None if self.backend == "auto" else self.backend
 
 @dataclass(frozen=True)
 class ReplayConfig:

@@ -51,7 +51,7 @@ class Hooks:
     loop's own advice (``--resume RUN``); a piece continues its line, not its scratch run."""
     phases: dict[str, float] | None = None
     """When given, rank 0 adds the seconds of each phase into it: ``compile`` (the self-play
-    network's first call, when compiled), ``selfplay`` (the rest of self-play), ``learning``,
+    network's first call, when compiled, and the native packages built at the start), ``selfplay`` (the rest of self-play), ``learning``,
     ``evaluation`` (the ladder's games, or the check of ``eval.mode: check``) and ``writing``
     (checkpoint, training state, ``after_save``)."""
 
@@ -188,9 +188,9 @@ class Trainer:
         env = VecEnv(config.game, ctx.device)
         model = GraphNet(ModelConfig.from_name(config.model), NUM_FEATURES).to(ctx.device).eval()
         replay = ReplayBuffer(env, config.replay.capacity)
-        backend = None if config.selfplay.backend == "auto" else config.selfplay.backend  # auto: the process's
         evaluator = NetworkEvaluator(model, env, compile=config.selfplay.compile, precision=config.selfplay.precision,
-                                     backend=backend, label=f"self-play's {config.model}", live_weights=True)
+                                     backend=config.selfplay.evaluator_backend, label=f"self-play's {config.model}",
+                                     live_weights=True)
         seed = distributed.rank_seed(config.seed, ctx.rank)  # config.seed itself on rank 0
         selfplay = SelfPlay(env, config.selfplay, evaluator, seed)
         steps = math.ceil(config.selfplay.positions_per_iteration * config.optim.sample_reuse / config.optim.batch_size)
