@@ -84,7 +84,7 @@ def in_new_process(code: str) -> dict:
 def build(path: str, ways: list[str], folder: Path, info: dict) -> tuple:
     ckpt = load_checkpoint(path)
     env = VecEnv(ckpt.game)
-    encoder = Encoder(env)
+    encoder = Encoder(env, connection=ckpt.model.config.connection)
     model, graph = ckpt.model.eval(), encoder.graph
     stem = Path(path).stem
     sample = positions(env, encoder, 4, 0)

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from conhex_zero.env.vec_env import VecEnv  # noqa: E402
-from conhex_zero.nn.encode import NUM_FEATURES, Encoder  # noqa: E402
+from conhex_zero.nn.encode import Encoder  # noqa: E402
 from conhex_zero.nn.model import GraphNet, ModelConfig  # noqa: E402
 
 WAYS = ("eager", "eager-dense", "compiled", "bf16")
@@ -83,11 +83,11 @@ def main() -> int:
     args = parser.parse_args()
     torch.set_num_threads(1)
     env = VecEnv("conhex")
-    encoder = Encoder(env)
     rows = []
     for name in args.models:
         torch.manual_seed(0)
-        model = GraphNet(ModelConfig.from_name(name), NUM_FEATURES).eval()
+        model = GraphNet(ModelConfig.from_name(name)).eval()
+        encoder = Encoder(env, connection=model.config.connection)
         for p in model.parameters():  # away from the initial values, so that every term counts
             p.data.add_(0.05 * torch.randn_like(p))
         for batch in args.batches:

@@ -22,7 +22,6 @@ import torch
 
 from conhex_zero.agents.evaluators import NetworkEvaluator
 from conhex_zero.env.vec_env import VecEnv
-from conhex_zero.nn.encode import NUM_FEATURES
 from conhex_zero.nn.model import GraphNet, ModelConfig
 from conhex_zero.train.config_load import load_config
 from conhex_zero.train.replay import ReplayBuffer
@@ -34,7 +33,7 @@ def find_syncs(config_path: str, games: int, steps: int) -> dict[str, int]:
     config = load_config(config_path, [f"selfplay.games={games}", "device=cuda"])
     env = VecEnv(config.game, "cuda")
     torch.manual_seed(0)
-    model = GraphNet(ModelConfig.from_name(config.model), NUM_FEATURES).to("cuda").eval()
+    model = GraphNet(ModelConfig.from_name(config.model)).to("cuda").eval()
     selfplay = SelfPlay(env, config.selfplay, NetworkEvaluator(model, env), config.seed)
     replay = ReplayBuffer(env, config.replay.capacity, "cuda")
     stats = SelfPlayStats()
@@ -78,7 +77,7 @@ def sync_ops_with_stacks(config_path: str, games: int, steps: int, device: str =
     config = load_config(config_path, [f"selfplay.games={games}", f"device={device}"])
     env = VecEnv(config.game, device)
     torch.manual_seed(0)
-    model = GraphNet(ModelConfig.from_name(config.model), NUM_FEATURES).to(device).eval()
+    model = GraphNet(ModelConfig.from_name(config.model)).to(device).eval()
     selfplay = SelfPlay(env, config.selfplay, NetworkEvaluator(model, env), config.seed)
     replay = ReplayBuffer(env, config.replay.capacity, device)
     stats = SelfPlayStats()
@@ -101,7 +100,7 @@ def profile_net(model_name: str, batch: int, device: str) -> list[dict]:
     """The evaluator's ops by device time (self time), most first."""
     env = VecEnv("conhex", device)
     torch.manual_seed(0)
-    model = GraphNet(ModelConfig.from_name(model_name), NUM_FEATURES).to(device).eval()
+    model = GraphNet(ModelConfig.from_name(model_name)).to(device).eval()
     evaluator = NetworkEvaluator(model, env, autocast=device == "cuda")
     state = env.initial_state(batch)
     gen = torch.Generator(device=device).manual_seed(0)

@@ -95,10 +95,11 @@ def test_the_leaf_cache_key_changes_with_the_game():
 # ------------------------------------------------------------------ real packages (slow)
 @pytest.mark.slow
 @needs_compiler
-@pytest.mark.parametrize("spec", ["conhex", "hex-5:mirror=2"])
-def test_the_native_leaf_step_is_the_eager_one_bit_for_bit(native_cache, spec):
+@pytest.mark.parametrize("spec, connection", [("conhex", False), ("hex-5:mirror=2", False), ("conhex", True)])
+def test_the_native_leaf_step_is_the_eager_one_bit_for_bit(native_cache, spec, connection):
+    """``connection``: with the connection columns (``env.connection``'s relaxation compiled too)."""
     env = VecEnv(spec)
-    encoder = Encoder(env)
+    encoder = Encoder(env, connection=connection)
     lines: list[str] = []
     package = native_leaf(env, encoder, say=lines.append)
     assert package is not None and package.build_seconds is not None, lines

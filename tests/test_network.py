@@ -25,7 +25,7 @@ def positions(spec, games, plies, seed=0):
 
 def make_net(name="l3h32", seed=0):
     torch.manual_seed(seed)
-    return GraphNet(ModelConfig.from_name(name), NUM_FEATURES).eval()
+    return GraphNet(ModelConfig.from_name(name)).eval()
 
 
 @pytest.mark.parametrize("spec", ["conhex", "hex-2", "hex-5", "hex-11:swap"])
@@ -57,11 +57,14 @@ def test_features_are_from_the_movers_view():
     assert torch.equal(x[:69, H_THEIRS].bool(), holes == 1 - mover)
 
 
-@pytest.mark.parametrize("spec, plies", [("conhex:noswap", 20), ("hex-6", 12), ("conhex", 31)])
-def test_every_symmetry_permutes_the_outputs(spec, plies):
+@pytest.mark.parametrize("spec, plies, model", [("conhex:noswap", 20, "l4h32"), ("hex-6", 12, "l4h32"),
+                                                ("conhex", 31, "l4h32"), ("conhex", 31, "l2h32r2c"),
+                                                ("hex-6", 20, "l2h32r2c")])
+def test_every_symmetry_permutes_the_outputs(spec, plies, model):
+    """``l2h32r2c``: the connection features and repeated blocks keep the equivariance."""
     env, state = positions(spec, 16, plies, seed=3)
-    enc = Encoder(env)
-    net = make_net("l4h32", seed=1)
+    net = make_net(model, seed=1)
+    enc = Encoder(env, connection=net.config.connection)
     with torch.no_grad():
         logits, value, own = net(enc(state), enc.graph)
         tables = env.symmetries

@@ -109,7 +109,7 @@ class NetworkEvaluator:
             raise ValueError(f"precision {precision!r}: one of {', '.join(PRECISIONS)}")
         self.model = model.to(env.device).eval()
         self.env = env
-        self.encoder = Encoder(env)
+        self.encoder = Encoder(env, connection=model.config.connection)
         self.precision = precision
         self.autocast = autocast and env.device.type == "cuda" and precision == "autocast"
         self.native: native.NativeNetwork | None = None

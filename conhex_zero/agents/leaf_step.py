@@ -120,10 +120,13 @@ def cache_key(env: VecEnv, encoder: Encoder) -> str:
     h = hashlib.sha256(native.cpu_and_runtime())
     h.update(env.game.spec.encode())
     modules = {type(env).__module__, type(encoder).__module__, type(encoder.tactics).__module__, State.__module__,
-               __name__, "conhex_zero.env.ops", "conhex_zero.env.symmetry", "conhex_zero.device.host_reads"}
+               __name__, "conhex_zero.env.ops", "conhex_zero.env.symmetry", "conhex_zero.device.host_reads",
+               "conhex_zero.env.connection"}
     for name in sorted(modules):
         h.update(inspect.getsource(sys.modules[name]).encode())
-    for owner in (env, env.symmetries, encoder, encoder.tactics):
+    connection = encoder.connection
+    h.update(f"connection {None if connection is None else (connection.rounds, connection.scale)}".encode())
+    for owner in (env, env.symmetries, encoder, encoder.tactics, *([connection] if connection is not None else [])):
         for name, value in sorted(vars(owner).items()):
             if isinstance(value, Tensor):
                 h.update(f"{name} {tuple(value.shape)} {value.dtype}".encode())

@@ -25,7 +25,7 @@ from conhex_zero.env import allocator
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.nn import native
-from conhex_zero.nn.encode import NUM_FEATURES, Encoder
+from conhex_zero.nn.encode import Encoder
 from conhex_zero.nn.model import GraphNet, ModelConfig, num_parameters
 from conhex_zero.search import rng
 
@@ -42,7 +42,7 @@ def sample_positions(env: VecEnv, batch: int, plies: int = 20, seed: int = 0) ->
 
 def _model(name: str, device: torch.device) -> GraphNet:
     torch.manual_seed(0)
-    return GraphNet(ModelConfig.from_name(name), NUM_FEATURES).to(device).eval()
+    return GraphNet(ModelConfig.from_name(name)).to(device).eval()
 
 
 def _timed_loop(fn, device: torch.device, seconds: float) -> tuple[int, float]:
@@ -65,7 +65,7 @@ def bench_network(game: str, model: str, batch: int, device: str = "cpu", second
     env = VecEnv(game, device=device)
     with torch_threads(threads):
         net = _model(model, env.device)
-        encoder = Encoder(env)
+        encoder = Encoder(env, connection=net.config.connection)
         state = sample_positions(env, batch)
         encoded = encoder(state)
         packaged = None

@@ -20,7 +20,6 @@ from conhex_zero.agents.evaluators import NetworkEvaluator
 from conhex_zero.bench.env_bench import torch_threads
 from conhex_zero.bench.timing import DeviceTimer, count_syncs, peak_memory_mb, synchronize
 from conhex_zero.env.vec_env import VecEnv
-from conhex_zero.nn.encode import NUM_FEATURES
 from conhex_zero.nn.model import GraphNet, ModelConfig
 from conhex_zero.train.config import TrainConfig
 from conhex_zero.train.replay import ReplayBuffer
@@ -39,7 +38,7 @@ def bench_selfplay(config: TrainConfig, seconds: float = 10.0, warmup_steps: int
     with torch_threads(threads):
         env = VecEnv(config.game, device)
         torch.manual_seed(config.seed)
-        model = GraphNet(ModelConfig.from_name(config.model), NUM_FEATURES).to(device).eval()
+        model = GraphNet(ModelConfig.from_name(config.model)).to(device).eval()
         timer = DeviceTimer(device)
         evaluator = NetworkEvaluator(model, env, compile=config.selfplay.compile, timer=timer,
                                      precision=config.selfplay.precision, backend=backend, label=config.model,

@@ -20,7 +20,6 @@ import torch
 
 from conhex_zero.files import file_seal
 from conhex_zero.nn.checkpoint_files import CheckpointError, check_checkpoint_file
-from conhex_zero.nn.encode import NUM_FEATURES
 from conhex_zero.nn.model import GraphNet, ModelConfig
 
 FORMAT = "conhex-zero-checkpoint"
@@ -123,6 +122,7 @@ def checkpoint_game(path: str | Path) -> str:
 
 MAX_LAYERS = 1000
 MAX_HIDDEN = 1 << 16
+MAX_REPEAT = 100
 
 
 def _whole(spec: dict[str, Any], key: str, high: int, path: Path) -> int:
@@ -143,9 +143,15 @@ def _check_weights(path: Path, data: dict[str, Any]) -> tuple[ModelConfig, dict[
         raise CheckpointError(f"{path} is not a usable checkpoint: no model description ('model' is "
                               f"{_show(spec)})")
     layers, hidden = _whole(spec, "layers", MAX_LAYERS, path), _whole(spec, "hidden", MAX_HIDDEN, path)
-    if spec.get("num_features") != NUM_FEATURES:
+    repeat = _whole(spec, "repeat", MAX_REPEAT, path) if "repeat" in spec else 1
+    connection = spec.get("connection", False)
+    if not isinstance(connection, bool):
+        raise CheckpointError(f"{path} is not a usable checkpoint: model 'connection' is {_show(connection)}, "
+                              f"not true or false")
+    config = ModelConfig(layers, hidden, repeat, connection)
+    if spec.get("num_features") != config.num_features:
         raise CheckpointError(f"{path} was made for {_show(spec.get('num_features'))} input features; this "
-                              f"version encodes {NUM_FEATURES}")
+                              f"version encodes {config.num_features} for {config.name}")
     weights = data.get("state_dict")
     if "state_dict" not in data:
         raise CheckpointError(f"{path} is not a usable checkpoint: it has no weights ('state_dict')")
@@ -166,7 +172,7 @@ def _check_weights(path: Path, data: dict[str, Any]) -> tuple[ModelConfig, dict[
     if layers * hidden * hidden > stored + 1_000_000:  # each block holds ~3 hidden^2 weights
         raise CheckpointError(f"{path} is not a usable checkpoint: it says l{layers}h{hidden} but holds only "
                               f"{stored} weights")
-    return ModelConfig(layers, hidden), weights
+    return config, weights
 
 
 def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Checkpoint:
@@ -175,7 +181,7 @@ def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Che
     path, data = _read(path)
     config, weights = _check_weights(path, data)
     try:
-        model = GraphNet(config, NUM_FEATURES)
+        model = GraphNet(config)
     except Exception as err:  # a size this version's network cannot take
         raise CheckpointError(f"{path} is not a usable checkpoint: no {config.name} model ({unreadable_reason(err)})") from None
     expected = model.state_dict()

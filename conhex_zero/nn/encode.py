@@ -7,6 +7,13 @@ cell-cell adjacency, cell-side membership; kept as the dense blocks between node
 dynamic edge type, ``contact [B, C, 4]``: a
 conquered cell is linked to each side its chain touches (the engine caches this per chain).
 
+With ``connection=True`` (models named ``...c``) six more columns say how far each player is from
+joining its sides (``env.connection``: batched shortest paths over the cells, in holes still
+needed): through each hole and cell, the player's distance through it over the empty board's
+(capped at 2) and ``1 / (1 + slack)``, where the slack is how much longer the best chain through it
+is than the player's best chain (1 on a shortest path, 0 where none passes); and, at every node,
+each player's best distance over the empty board's.
+
 Features say "mine" / "theirs" relative to the player to move and never name a side as first or
 second, and nodes carry no identity: so every board symmetry (with colours exchanged when it
 swaps the players' sides) permutes the encoding exactly, and a graph network over it is
@@ -22,6 +29,7 @@ import torch
 from torch import Tensor
 
 from conhex_zero.device import host_reads
+from conhex_zero.env.connection import UNREACHABLE, Connection
 from conhex_zero.env.state import State
 from conhex_zero.env.tactics import Tactics
 from conhex_zero.env.vec_env import VecEnv
@@ -37,6 +45,16 @@ H_EMPTY, H_MINE, H_THEIRS, H_LEGAL, H_MY_WIN, H_THEIR_WIN, H_CELLS = 3, 4, 5, 6,
 S_MINE, S_THEIRS = 22, 23
 G_SWAP, G_PROGRESS, G_AGAIN = 24, 25, 26
 NUM_FEATURES = 27
+"""The columns of every model; a model with connection features (``ModelConfig.connection``) reads
+``CONNECTION_FEATURES`` more after them (``num_features``)."""
+# Connection columns (``env.connection``), after the others: holes and cells.
+X_MY_THROUGH, X_THEIR_THROUGH, X_MY_SLACK, X_THEIR_SLACK, G_MY_BEST, G_THEIR_BEST = range(27, 33)
+CONNECTION_FEATURES = 6
+
+
+def num_features(connection: bool = False) -> int:
+    """Input columns of a model with or without the connection features."""
+    return NUM_FEATURES + (CONNECTION_FEATURES if connection else 0)
 
 
 @dataclass(frozen=True)
@@ -129,11 +147,13 @@ def _normalised(a: Tensor) -> Tensor:
 
 
 class Encoder:
-    """Builds the graph of a game once and encodes batches of its states."""
+    """Builds the graph of a game once and encodes batches of its states (``connection``: with the
+    connection columns, for models that read them)."""
 
-    def __init__(self, env: VecEnv):
+    def __init__(self, env: VecEnv, connection: bool = False):
         self.env = env
         self.tactics = Tactics(env)
+        self.connection = Connection(env) if connection else None
         board = env.game.board
         H, C = board.num_holes, board.num_cells
         dev = env.device
@@ -167,7 +187,24 @@ class Encoder:
 
     @property
     def num_features(self) -> int:
-        return NUM_FEATURES
+        return num_features(self.connection is not None)
+
+    def connection_columns(self, state: State) -> Tensor:
+        """``[B, N, CONNECTION_FEATURES]``: the connection columns of every node (sides: only the
+        players' best distances)."""
+        connection = self.connection
+        B, H = state.batch_size, self.env.num_holes
+        through, best = connection.distances(state)  # [B, 2, C], [B, 2]
+        holes = through[:, :, self.env.hole_cells].amin(-1)  # [B, 2, H]: the best cell around each hole
+        nodes = torch.cat([holes, through], 2)  # [B, 2, H + C]
+        reachable = nodes < UNREACHABLE
+        scale = connection.scale
+        distance = nodes.clamp(max=2 * scale) / scale  # [B, 2, H + C]
+        slack = torch.where(reachable, 1.0 / (1.0 + (nodes - best[:, :, None])), 0.0)  # [B, 2, H + C]
+        per_node = torch.cat([distance, slack], 1).transpose(1, 2)  # [B, H + C, 4]
+        per_node = torch.nn.functional.pad(per_node, (0, 0, 0, NUM_SIDES))  # [B, N, 4]: sides 0
+        overall = (best.clamp(max=2 * scale) / scale)[:, None, :].expand(B, per_node.shape[1], 2)  # [B, N, 2]
+        return torch.cat([per_node, overall], 2)
 
     def _assemble(self, B: int, hole_columns: Tensor, cell_columns: Tensor, side_columns: Tensor, sides: Tensor,
                   game: Tensor) -> Tensor:
@@ -226,4 +263,6 @@ class Encoder:
         again = env.turn_table[(state.ply + 1).clamp(max=last)] == env.turn_table[state.ply.clamp(max=last)]
         game = torch.stack([legal[:, H].float(), state.ply.float() / H, again.float()], -1)  # [B, 3]: G_SWAP..
         x = self._assemble(B, hole_columns, cell_columns, side_columns, sides, game)
+        if self.connection is not None:
+            x = torch.cat([x, self.connection_columns(state)], 2)  # [B, N, F + CONNECTION_FEATURES]
         return Encoded(x=x, contact=contact)

@@ -13,7 +13,12 @@ m; then x += W2 GELU(W1 [y, m]). That is 6 h^2 multiply-adds per node and layer,
 (ConHex) per node and channel for the aggregation. Every op runs in the compute dtype (bf16 under autocast) on CPU and
 CUDA alike, with dense products; only the CPU's float32 inference path (``Block.infer_``) multiplies by
 sparse copies of the graph's blocks (``Graph.sparse``), a third of the dense products' time there.
-Models are named by size: ``l8h128`` = 8 blocks of width 128.
+Models are named by size: ``l8h128`` = 8 blocks of width 128; and by two options (issue 56, reach):
+``r<R>`` runs the blocks R times over with the same weights (``l4h64r3``: 12 rounds of messages,
+the parameters of 4 blocks; after the recurrent networks that run a block more times on larger
+problems), and ``c`` reads the connection features (``env.connection``: how far each player is from
+joining its sides, through every hole and cell), so that a few rounds see across the board.
+A checkpoint describes its options; one without them is a plain model, loaded as before.
 """
 
 from __future__ import annotations
@@ -24,30 +29,45 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import Tensor, nn
 
-from conhex_zero.nn.encode import Encoded, Graph
-from conhex_zero.nn.model_names import parse_model_name
+from conhex_zero.nn.encode import Encoded, Graph, num_features
+from conhex_zero.nn.model_names import model_name, parse_model_spec
 
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Size of the network."""
+    """Size and options of the network."""
 
     layers: int = 8
     """Residual message-passing blocks."""
     hidden: int = 128
     """Width of every node's hidden vector."""
+    repeat: int = 1
+    """Times the blocks run over, with the same weights (rounds of messages: ``layers * repeat``)."""
+    connection: bool = False
+    """Whether the network reads the connection features (``Encoder(connection=True)``)."""
 
     @property
     def name(self) -> str:
-        return f"l{self.layers}h{self.hidden}"
+        return model_name(self.layers, self.hidden, self.repeat, self.connection)
+
+    @property
+    def num_features(self) -> int:
+        """Input columns the network reads (``encode.num_features``)."""
+        return num_features(self.connection)
 
     @classmethod
     def from_name(cls, name: str) -> "ModelConfig":
-        layers, hidden = parse_model_name(name)
-        return cls(layers=layers, hidden=hidden)
+        return cls(**parse_model_spec(name))
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The checkpoint's description: size, and the options where they are not the defaults (so
+        a plain model's description is what it always was)."""
+        spec = asdict(self)
+        if self.repeat == 1:
+            del spec["repeat"]
+        if not self.connection:
+            del spec["connection"]
+        return spec
 
 
 class Block(nn.Module):
@@ -151,8 +171,11 @@ class GraphNet(nn.Module):
     states viewed as ``[N, B*h]`` without copies.
     """
 
-    def __init__(self, config: ModelConfig, num_features: int, num_types: int = 3):
+    def __init__(self, config: ModelConfig, num_features: int | None = None, num_types: int = 3):
         super().__init__()
+        if num_features is not None and num_features != config.num_features:
+            raise ValueError(f"{config.name} reads {config.num_features} input features, not {num_features}")
+        num_features = config.num_features
         self.config = config
         self.num_features = num_features
         h = config.hidden
@@ -176,8 +199,9 @@ class GraphNet(nn.Module):
         to_sides = contact / contact.sum(1, keepdim=True).clamp(min=1)
         # Inference without autocast takes the blocks' in-place path (x is this call's own tensor).
         lean = not torch.is_grad_enabled() and not torch.is_autocast_enabled(x.device.type)
-        for block in self.blocks:
-            x = block.infer_(x, graph, to_cells, to_sides) if lean else block(x, graph, to_cells, to_sides)
+        for _ in range(self.config.repeat):
+            for block in self.blocks:
+                x = block.infer_(x, graph, to_cells, to_sides) if lean else block(x, graph, to_cells, to_sides)
         x = self.norm(x)
         pooled = torch.cat([x.mean(dim=0), x.amax(dim=0)], dim=-1)  # [B, 2h]
         hole_logits = self.policy(x[:H])[..., 0].T  # [B, H]

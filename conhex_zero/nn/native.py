@@ -124,6 +124,7 @@ def cache_key(model: nn.Module, graph: Graph, loadable: bool = False) -> str:
     for module in (sys.modules[type(model).__module__], sys.modules[Graph.__module__], sys.modules[__name__]):
         h.update(inspect.getsource(module).encode())
     h.update(b"loadable weights" if loadable else b"frozen weights")
+    h.update(repr(getattr(model, "config", None)).encode())  # the options (repeat) that no weight shows
     for name, tensor in model.state_dict().items():
         h.update(f"{name} {tuple(tensor.shape)} {tensor.dtype}".encode())
         if not loadable:

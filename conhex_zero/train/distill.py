@@ -87,7 +87,7 @@ def teacher_outputs(model: GraphNet, encoder: Encoder, env: VecEnv, state: State
 def generate(teacher: GraphNet, env: VecEnv, positions: int, games: int = 256, temperature: float = 1.0,
              random_moves: float = 0.1, seed: int = 0, progress=None, name: str = "") -> DistillSet:
     """Play until ``positions`` positions are kept (see the module docstring)."""
-    encoder = Encoder(env)
+    encoder = Encoder(env, connection=teacher.config.connection)
     gen = torch.Generator().manual_seed(seed)
     state = env.reset(games, gen)
     chunks: dict[str, list[Tensor]] = {k: [] for k in (*FIELDS, "policy", "value", "ownership")}

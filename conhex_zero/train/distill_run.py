@@ -13,7 +13,6 @@ import torch
 from conhex_zero.console.progress import progress_bar
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.nn.checkpoint import load_checkpoint, save_checkpoint
-from conhex_zero.nn.encode import NUM_FEATURES
 from conhex_zero.nn.model import GraphNet, ModelConfig
 from conhex_zero.train.config import OptimConfig
 from conhex_zero.train.distill import DistillSet, generate, planned_steps
@@ -51,7 +50,7 @@ def _student(args: argparse.Namespace, device) -> GraphNet:
         model = load_checkpoint(args.init, device).model
     else:
         torch.manual_seed(args.seed)
-        model = GraphNet(size, NUM_FEATURES).to(device)
+        model = GraphNet(size).to(device)
     if model.config.name != size.name:
         raise ValueError(f"the student is {model.config.name}, not --model {args.model}")
     return model

@@ -35,7 +35,7 @@ class Learner:
         # the ranks at every step); in one process ``net`` is the model itself.
         self.net = wrap(model, distributed) if distributed is not None else model
         self.device = env.device
-        self.encoder = Encoder(env)
+        self.encoder = Encoder(env, connection=model.config.connection)
         self.symmetries: SymmetryTables = env.symmetries
         self.optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
         self.planned_steps = max(planned_steps, 1)

@@ -43,8 +43,9 @@ def estimate(config: TrainConfig) -> MemoryEstimate:
     game = parse_game(config.game)
     H, C, A = game.num_holes, game.num_cells, game.num_actions
     nodes = H + C + 4
-    hidden = ModelConfig.from_name(config.model).hidden
-    layers = ModelConfig.from_name(config.model).layers
+    model = ModelConfig.from_name(config.model)
+    hidden = model.hidden
+    layers = model.layers * model.repeat  # a repeated block keeps its activations once per pass
     state = H + 6 * C + 24  # one engine state (int8 / int16 fields, three int64 scalars)
     row = H + 7 * C + 2 * A + 14  # one replay row
     replay = 2.0 * (config.replay.capacity + 1) * row

@@ -26,7 +26,6 @@ import torch
 from conhex_zero.agents.evaluators import NetworkEvaluator
 from conhex_zero.console.progress import progress_bar
 from conhex_zero.env.vec_env import VecEnv
-from conhex_zero.nn.encode import NUM_FEATURES
 from conhex_zero.nn.model import GraphNet, ModelConfig
 from conhex_zero.train import distributed
 from conhex_zero.train.config import TrainConfig
@@ -186,7 +185,7 @@ class Trainer:
         """A new network (the same initial weights on every rank) and what trains it."""
         torch.manual_seed(config.seed)  # the same initial weights on every rank
         env = VecEnv(config.game, ctx.device)
-        model = GraphNet(ModelConfig.from_name(config.model), NUM_FEATURES).to(ctx.device).eval()
+        model = GraphNet(ModelConfig.from_name(config.model)).to(ctx.device).eval()
         replay = ReplayBuffer(env, config.replay.capacity)
         evaluator = NetworkEvaluator(model, env, compile=config.selfplay.compile, precision=config.selfplay.precision,
                                      backend=config.selfplay.evaluator_backend, label=f"self-play's {config.model}",
