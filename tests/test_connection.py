@@ -208,3 +208,21 @@ def test_a_native_network_with_the_options_gives_the_eager_outputs(native_cache)
     assert torch.equal(logits > -1e8, legal)
     assert ((logits[legal] - ref_logits[legal]).abs() <= 1e-5 * (1 + ref_logits[legal].abs())).all()
     assert (value - ref_value).abs().max() <= 1e-5
+
+
+def test_a_plain_network_warm_starts_its_connection_twin():
+    from conhex_zero.nn.model import with_connection_inputs
+
+    torch.manual_seed(1)
+    plain = GraphNet(ModelConfig(2, 16)).eval()
+    wide = with_connection_inputs(plain)
+    assert wide.config.name == "l2h16c" and not wide.training
+    env, state = _random_positions("conhex", 6, 20, seed=4)
+    with torch.no_grad():
+        a = plain(Encoder(env)(state), Encoder(env).graph)
+        enc = Encoder(env, connection=True)
+        b = wide(enc(state), enc.graph)
+    for x, y in zip(a, b):
+        assert torch.allclose(x, y, atol=1e-6)
+    with pytest.raises(ValueError, match="reads the connection features already"):
+        with_connection_inputs(wide)

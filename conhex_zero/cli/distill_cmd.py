@@ -33,7 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        epilog=EPILOG, formatter_class=HelpFormatter)
     p.add_argument("teacher", metavar="TEACHER", help="the teacher's checkpoint (.pt)")
     p.add_argument("--model", default="l4h64", help="the student's size (default l4h64)")
-    p.add_argument("--init", metavar="CKPT", help="start the student from this checkpoint (of --model's size)")
+    p.add_argument("--init", metavar="CKPT", help="start the student from this checkpoint (of --model's size; a plain "
+                   "network also starts its ...c twin, with zero weights on the connection features)")
     p.add_argument("--out", required=True, metavar="FILE", help="the student's checkpoint (.pt)")
     p.add_argument("--positions", type=Whole(1, 50_000_000), default=200_000, metavar="N",
                    help="positions the teacher plays (default 200000)")

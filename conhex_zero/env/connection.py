@@ -47,14 +47,14 @@ UNREACHABLE = 1000.0
 
 def empty_board_distance(board: BoardGraph) -> int:
     """``best`` of the first player on the empty board (Dijkstra in plain Python): the scale of the
-    features (Hex n x n: n; ConHex: 17)."""
+    features (Hex n x n: n; ConHex: 10)."""
     return min(_through(board, [None] * board.num_cells, [[0, 0] for _ in range(board.num_cells)], 0))
 
 
 def default_rounds(board: BoardGraph) -> int:
     """Rounds of relaxation for a board: every cell's distance from a side is exact on the empty
     board within ``longest`` rounds (its most cells on a shortest path from a side); twice that,
-    plus two, leaves room for the detours a position forces. Hex 7x7: 16 rounds; ConHex: 20."""
+    plus two, leaves room for the detours a position forces. Hex 7x7: 16 rounds; ConHex: 16."""
     longest = 0
     for player in (0, 1):
         for side in PLAYER_SIDES[player]:

@@ -23,7 +23,7 @@ A checkpoint describes its options; one without them is a plain model, loaded as
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 
 import torch
@@ -210,6 +210,22 @@ class GraphNet(nn.Module):
         value = torch.tanh(self.value(pooled)[:, 0]).float()  # [B]
         ownership = torch.tanh(self.ownership(x[H:H + C])[..., 0].T).float()  # [B, C]
         return logits, value, ownership
+
+
+def with_connection_inputs(model: GraphNet) -> GraphNet:
+    """A copy of a plain model (``connection=False``) that reads the connection columns too, with
+    zero weights on them: it computes the plain model's outputs until training moves those weights.
+    A warm start for a ``...c`` network from a trained plain one (``init``, ``distill --init``)."""
+    if model.config.connection:
+        raise ValueError(f"{model.config.name} reads the connection features already")
+    config = replace(model.config, connection=True)
+    wide = GraphNet(config).to(model.embed.weight.device)
+    weights = dict(model.state_dict())
+    embed = torch.zeros_like(wide.embed.weight)  # [h, F + K]
+    embed[:, :model.num_features] = weights["embed.weight"]
+    weights["embed.weight"] = embed
+    wide.load_state_dict(weights)
+    return wide.train(model.training)
 
 
 def num_parameters(model: nn.Module) -> int:

@@ -13,7 +13,7 @@ import torch
 from conhex_zero.console.progress import progress_bar
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.nn.checkpoint import load_checkpoint, save_checkpoint
-from conhex_zero.nn.model import GraphNet, ModelConfig
+from conhex_zero.nn.model import GraphNet, ModelConfig, with_connection_inputs
 from conhex_zero.train.config import OptimConfig
 from conhex_zero.train.distill import DistillSet, generate, planned_steps
 from conhex_zero.train.learner import Learner
@@ -48,6 +48,8 @@ def _student(args: argparse.Namespace, device) -> GraphNet:
         model = load_checkpoint(args.out, device).model
     elif args.init:
         model = load_checkpoint(args.init, device).model
+        if model.config.name + "c" == size.name:  # a plain network warm-starts its ...c twin
+            model = with_connection_inputs(model)
     else:
         torch.manual_seed(args.seed)
         model = GraphNet(size).to(device)

@@ -18,7 +18,7 @@ import torch
 from conhex_zero.console.words import plural
 from conhex_zero.ladder.store import trim as trim_ladder
 from conhex_zero.nn.checkpoint import CheckpointError, load_checkpoint
-from conhex_zero.nn.model import GraphNet, ModelConfig
+from conhex_zero.nn.model import GraphNet, ModelConfig, with_connection_inputs
 from conhex_zero.train import distributed
 from conhex_zero.train.config import ReplayConfig, TrainConfig
 from conhex_zero.train.distributed import Context
@@ -83,7 +83,12 @@ def _initial_weights(config: TrainConfig, log) -> GraphNet:
     except CheckpointError as err:
         raise TrainStateError(f"init: {err}") from None
     size = ckpt.model.config.name
-    if size != ModelConfig.from_name(config.model).name:
+    wanted = ModelConfig.from_name(config.model)
+    if size != wanted.name and size + "c" == wanted.name:  # a plain network warm-starts its ...c twin
+        log(f"initial weights from {config.init} ({size}, trained on {ckpt.game}), with zero weights on the "
+            f"connection features ({wanted.name})")
+        return with_connection_inputs(ckpt.model)
+    if size != wanted.name:
         raise TrainStateError(f"init: {config.init} holds a {size} network; this run trains {config.model} "
                               f"(set model={size}, or start without init)")
     log(f"initial weights from {config.init} ({size}, trained on {ckpt.game})")
