@@ -47,7 +47,8 @@ MODELS = {"hex-5": "checkpoints/hex5-l4h64.pt", "hex-6": "checkpoints/hex6-l4h64
 
 def candidates(env: VecEnv, model, count: int, max_empty: int, seed: int, games: int = 256) -> list[State]:
     """``count`` distinct running positions with 1 to ``max_empty`` empty cells, as many with each
-    number of empty cells (a game gives at most one position of each)."""
+    number of empty cells as there are (a stage still short after 100 steps without a new position,
+    such as a nearly full board whose game is not over, leaves its share to the others)."""
     evaluator = NetworkEvaluator(model, env, backend="eager")
     canon = Canonical(env)
     gen = torch.Generator().manual_seed(seed)
@@ -57,7 +58,12 @@ def candidates(env: VecEnv, model, count: int, max_empty: int, seed: int, games:
     taken = [0] * (max_empty + 1)
     kept: list[State] = []
     H = env.num_holes
+    idle = 0  # steps since a position was kept
     while len(kept) < count:
+        if idle >= 100:  # the stages still short are rare (few empty cells, game not over): take more of the others
+            quota += max(1, quota // 2)
+            idle = 0
+        idle += 1
         empty = (state.holes < 0).sum(1)  # [B]
         legal = env.legal_mask(state)
         swap_open = legal[:, H] if legal.shape[1] > H else torch.zeros_like(empty, dtype=torch.bool)
@@ -70,6 +76,7 @@ def candidates(env: VecEnv, model, count: int, max_empty: int, seed: int, games:
                 continue
             seen.add(key)
             taken[e] += 1
+            idle = 0
             kept.append(state[i])
             if len(kept) >= count:
                 break

@@ -52,6 +52,8 @@ def test_overrides_and_round_trip(tmp_path):
     (["replay.min_size=10", "replay.capacity=5"], "capacity >= min_size"),
     (["nosuchkey=1"], "unknown config key 'nosuchkey'"),
     (["optim"], "expected key=value"),
+    (["clock=cpu-time"], "clock: wall or cpu"),
+    (["model=l4h64r0c"], "model: model name 'l4h64r0c'"),
 ])
 def test_bad_configs_are_clear_errors(overrides, message):
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("?", r"\?")):
@@ -454,3 +456,19 @@ def test_the_schema_check_reads_the_config_dataclasses(tmp_path):
     config.write_text("optim:\n  lr: 1e-3\n  momentum: 0.9\n")
     with pytest.raises(ConfigError, match="unknown config key 'optim.momentum'"):
         check_schema(config, [])
+
+
+def test_a_cpu_clock_counts_the_process_work_not_the_wall():
+    """``clock: cpu``: a run's minutes are its process's CPU time (recipes compared on a shared machine)."""
+    import time
+
+    from conhex_zero.train.trainer import RunClock
+
+    wall, cpu = RunClock(5.0), RunClock(5.0, cpu=True)
+    time.sleep(0.3)
+    assert wall.seconds() >= 5.3 and cpu.seconds() < 5.15
+    start = time.process_time()
+    while time.process_time() - start < 0.3:
+        pass
+    assert cpu.seconds() >= 5.3
+    assert load_config(TINY, ["clock=cpu"]).clock == "cpu" and load_config(TINY).clock == "wall"

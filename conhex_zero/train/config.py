@@ -160,6 +160,10 @@ class TrainConfig:
     """Self-play / training iterations."""
     max_minutes: float = 0.0
     """Stop (with a checkpoint) after this much wall time; 0: no limit."""
+    clock: str = "wall"
+    """What ``max_minutes`` and the run's minutes count: ``wall`` time, or this process's ``cpu`` time
+    (all its threads), over all its sessions: recipes compared at equal CPU minutes on a machine
+    shared with other work get the same work (issue 56)."""
     state_minutes: float = 10.0
     """Also save the training state (no checkpoint, no evaluation) at the end of the first iteration
     that ends this many minutes after the last save, so that a run stopped between evaluations

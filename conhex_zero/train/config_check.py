@@ -79,6 +79,7 @@ def _ranges(c: TrainConfig) -> list[tuple[bool, str]]:
         (c.device in ("cpu", "cuda") or c.device.startswith("cuda:"), "device: cpu or cuda"),
         (c.iterations >= 1, "iterations: at least 1"),
         (c.max_minutes >= 0, "max_minutes: 0 (no limit) or more"),
+        (c.clock in ("wall", "cpu"), "clock: wall or cpu"),
         (c.state_minutes >= 0, "state_minutes: 0 (only at evaluations) or more"),
         (c.keep_checkpoints >= 1, "keep_checkpoints: at least 1"),
         (c.threads >= 0, "threads: 0 (one per core) or more"),

@@ -104,14 +104,21 @@ class Plan:
 
 
 class RunClock:
-    """The run's training time: seconds since it began (over all its sessions) and since the last save."""
+    """The run's training time: seconds since it began (over all its sessions) and since the last save.
+    ``cpu``: the run's time (``max_minutes``, the metrics' minutes) is this process's CPU time instead
+    of the wall's, so that recipes compared on a shared machine get the same work whatever else runs
+    (``clock: cpu``); saves stay on the wall clock."""
 
-    def __init__(self, elapsed_before: float):
+    def __init__(self, elapsed_before: float, cpu: bool = False):
         self.elapsed_before = elapsed_before
         self.started = time.perf_counter()
+        self.cpu = cpu
+        self.cpu_started = time.process_time()
         self.last_save = self.started  # state_minutes counts from here, then from each save
 
     def seconds(self) -> float:
+        if self.cpu:
+            return self.elapsed_before + time.process_time() - self.cpu_started
         return self.elapsed_before + time.perf_counter() - self.started
 
     def minutes(self) -> float:
@@ -206,7 +213,7 @@ class Trainer:
 
     def start_clock(self) -> None:
         """The run's clock starts (after set-up and resume: they are not training time)."""
-        self.clock = RunClock(self.elapsed_before)
+        self.clock = RunClock(self.elapsed_before, cpu=self.config.clock == "cpu")
 
     def add_phase(self, phase: str, seconds: float) -> None:
         if self.hooks.phases is not None:
