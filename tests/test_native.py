@@ -123,7 +123,7 @@ def test_live_weights_reach_the_package_after_every_change_and_only_then(monkeyp
     model = GraphNet(ModelConfig(1, 8), NUM_FEATURES)
     made: list[_FakeLoadable] = []
 
-    def fake(model, graph, sample, label="", say=None, loadable=False):
+    def fake(model, graph, sample, label="", say=None, loadable=False, game=None):
         assert loadable
         made.append(_FakeLoadable(model))
         return made[-1]

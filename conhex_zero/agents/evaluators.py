@@ -16,7 +16,7 @@ from torch import Tensor
 
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
-from conhex_zero.nn import native
+from conhex_zero.nn import native, native_background
 from conhex_zero.nn.encode import Encoded, Encoder
 from conhex_zero.nn.model import GraphNet
 from conhex_zero.search import rng
@@ -113,9 +113,21 @@ class NetworkEvaluator:
         self.precision = precision
         self.autocast = autocast and env.device.type == "cuda" and precision == "autocast"
         self.native: native.NativeNetwork | None = None
-        if native.wants_native(backend, env.device) and precision != "bf16" and not compile:
+        self.pending = None
+        """The native package's background build (``nn.native_background.Pending``) while the
+        evaluator runs eager; ``upgrade`` switches to the package once it is built."""
+        self.wants_native = native.wants_native(backend, env.device) and precision != "bf16" and not compile
+        self.wait_for_build = (backend if backend is not None else native.default_backend()) == "aoti"
+        """``--backend aoti`` asked for the package: it is built before the first call, as asked."""
+        if self.wants_native:
             sample = self.encoder(env.initial_state(2))
-            self.native = native.native_network(self.model, self.encoder.graph, sample, label, loadable=live_weights)
+            game = None if self.wait_for_build or live_weights else env.game.spec
+            package = native.native_network(self.model, self.encoder.graph, sample, label, loadable=live_weights,
+                                            game=game)
+            if isinstance(package, native_background.Pending):
+                self.pending = package
+            else:
+                self.native = package
         self.live_weights = live_weights and self.native is not None
         run = self._bf16 if precision == "bf16" else (self.native or self.model)
         self.forward = torch.compile(run) if compile else run
@@ -133,6 +145,21 @@ class NetworkEvaluator:
         self._live = [*self.model.parameters(), *self.model.buffers()] if self.live_weights else []
         if self.live_weights:
             self._versions = self._weight_versions()
+
+    def upgrade(self) -> bool:
+        """At a caller's safe point (a player's move): switch to the native package if its background
+        build is done. True when it switched."""
+        if self.pending is None:
+            return False
+        package = self.pending.poll()
+        if package is None:
+            return False
+        self.pending = None
+        if package is native_background.FAILED:  # eager for good
+            return False
+        self.native = package
+        self.forward = package
+        return True
 
     def _weight_versions(self) -> tuple[int, ...]:
         """Changes in place (an optimiser step, ``load_state_dict``) move a tensor's version."""

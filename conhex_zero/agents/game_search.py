@@ -20,6 +20,7 @@ from torch import Tensor
 from conhex_zero.agents.evaluators import Evaluator, NetworkEvaluator
 from conhex_zero.agents.leaf_step import Leaf, leaf_step, native_leaf, outcome, winning_focus
 from conhex_zero.env.state import State
+from conhex_zero.nn import native_background
 from conhex_zero.env.tactics import Tactics
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.search.lean import LeanSearch, LeanTree
@@ -44,11 +45,31 @@ class GameSearch:
         self.leaf: Callable[[State, Tensor], Leaf] | None = None
         """A network player's step to new leaves (``agents.leaf_step``): the native package where its
         network runs natively (a CPU), else the eager function; None for other evaluators."""
+        self.leaf_pending = None
+        """The leaf package's background build while the eager function runs (``upgrade``)."""
         if tactics and isinstance(evaluator, NetworkEvaluator):
             encoder = evaluator.encoder
-            packaged = native_leaf(env, encoder) if evaluator.native is not None else None
-            self.leaf = packaged or (lambda state, action: leaf_step(env, encoder, state, action))
+            self.leaf = lambda state, action: leaf_step(env, encoder, state, action)
+            if evaluator.native is not None or evaluator.pending is not None:
+                packaged = native_leaf(env, encoder, wait=evaluator.wait_for_build)
+                if isinstance(packaged, native_background.Pending):
+                    self.leaf_pending = packaged
+                elif packaged is not None:
+                    self.leaf = packaged
         self.config = config
+
+    def upgrade(self) -> bool:
+        """At a player's move: switch the network and the leaf step to their native packages where
+        their background builds are done (``nn.native_background``). True when anything switched."""
+        switched = self.evaluator.upgrade() if isinstance(self.evaluator, NetworkEvaluator) else False
+        if self.leaf_pending is not None:
+            package = self.leaf_pending.poll()
+            if package is not None:
+                self.leaf_pending = None
+                if package is not native_background.FAILED:
+                    self.leaf = package
+                    switched = True
+        return switched
 
     @property
     def config(self) -> SearchConfig:

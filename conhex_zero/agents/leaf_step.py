@@ -147,9 +147,11 @@ def _build(env: VecEnv, encoder: Encoder, target: Path) -> None:
         native.compile_package(program, target, {"cpp.simdlen": 1})
 
 
-def native_leaf(env: VecEnv, encoder: Encoder, say: Callable[[str], None] | None = None) -> NativeLeaf | None:
+def native_leaf(env: VecEnv, encoder: Encoder, say: Callable[[str], None] | None = None, wait: bool = True):
     """The leaf package of ``env``'s game on the CPU, from the cache or built into it (saying so); None
-    (with one line saying so) where it cannot be had: the caller runs ``leaf_step`` eagerly."""
+    (with one line saying so) where it cannot be had: the caller runs ``leaf_step`` eagerly. Unless
+    ``wait``, where background builds are on (``nn.native_background``), a missing package is built
+    by a child process and its ``Pending`` handle is returned at once."""
     if env.device.type != "cpu":
         return None
     say = say or native._say
@@ -161,5 +163,6 @@ def native_leaf(env: VecEnv, encoder: Encoder, say: Callable[[str], None] | None
     return native.cached_package(
         key, "the native leaf step", env.game.spec, "once per game and machine, about 25 s",
         lambda target: _build(env, encoder, target),
-        lambda path, key, built: NativeLeaf(path, key, built, env, encoder), say)
+        lambda path, key, built: NativeLeaf(path, key, built, env, encoder), say,
+        job=None if wait else {"kind": "leaf", "game": env.game.spec, "connection": encoder.connection is not None})
 

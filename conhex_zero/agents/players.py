@@ -117,6 +117,10 @@ class SearchPlayer:
     def act(self, state: State, keys: Tensor | None = None, history: list[list[int]] | None = None) -> Tensor:
         keys = rng.fold(_keys(state, keys, self.seed), 0x53)
         B = state.batch_size
+        if self.search.upgrade():  # native kernels built beside the command: from this move on
+            self.rate = None  # a timed player measures its new speed
+            self._trees.clear()
+            self._kept_nodes = 0
         if self.seconds is not None:  # one position at a time, each with its own clock
             actions, efforts = [], []
             for b in range(B):

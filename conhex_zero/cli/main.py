@@ -96,6 +96,12 @@ def run_command(name: str, fn, args: argparse.Namespace) -> int:
     if getattr(args, "backend", None) is not None:  # --backend: this process's (and its workers') default
         os.environ["CONHEX_ZERO_BACKEND"] = args.backend
     threads = getattr(args, "threads", None) if name not in ("train", "piece", "bench") else None
+    # A command never waits for a native package it lacks: a low-priority process builds it beside
+    # the command (nn.native_background), except where the build is the work (bench) or counted as a
+    # run's compile time (train, piece, distill). CONHEX_ZERO_BUILD=wait builds first, as before.
+    build_env = os.environ.get("CONHEX_ZERO_BUILD")
+    if name not in ("train", "piece", "bench", "distill") and build_env is None:
+        os.environ["CONHEX_ZERO_BUILD"] = "background"
     try:
         with torch_threads(threads):
             return int(fn(args) or 0)
@@ -123,6 +129,9 @@ def run_command(name: str, fn, args: argparse.Namespace) -> int:
             raise
         print(f"conhex-zero {name}: error: {err}", file=sys.stderr)
         return 2
+    finally:
+        if build_env is None:  # a caller's environment as it was (tests run many commands in one process)
+            os.environ.pop("CONHEX_ZERO_BUILD", None)
 
 
 if __name__ == "__main__":

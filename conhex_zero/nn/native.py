@@ -46,9 +46,11 @@ from torch import Tensor, nn
 
 from conhex_zero.nn.encode import Encoded, Graph
 from conhex_zero.nn.model_names import BACKENDS
+from conhex_zero.nn.native_cache import (BUILD_ENV, CACHE_ENV, _locked, _reason, build_in_progress,  # noqa: F401
+                                         build_into_cache, cache_dir, compiler_identity, failure, record_failures,
+                                         typical_build)
 
 BACKEND_ENV = "CONHEX_ZERO_BACKEND"
-CACHE_ENV = "CONHEX_ZERO_CACHE"
 FORMAT = 1
 """Bumped when what is compiled changes in a way the sources hashed by ``cache_key`` do not show."""
 MAX_BATCH = 4096
@@ -93,13 +95,6 @@ def cached_only() -> Iterator[None]:
         yield
     finally:
         _build_allowed = before
-
-
-def cache_dir() -> Path:
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "conhex-zero" / "native"
 
 
 def _cpu_identity() -> str:
@@ -191,22 +186,6 @@ class NativeNetwork:
 
 
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive lock on ``path`` (POSIX; elsewhere none: the rename still keeps files whole)."""
-    try:
-        import fcntl
-    except ImportError:
-        yield
-        return
-    with open(path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-@contextlib.contextmanager
 def one_thread() -> Iterator[None]:
     before = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -237,24 +216,32 @@ def _say(message: str) -> None:
 
 
 def native_network(model: nn.Module, graph: Graph, sample: Encoded, label: str = "the network",
-                   say: Callable[[str], None] = _say, loadable: bool = False) -> NativeNetwork | None:
+                   say: Callable[[str], None] = _say, loadable: bool = False, game: str | None = None):
     """The package of ``model``'s inference on ``graph``, from the cache or built into it (saying so,
     with the time taken); ``None``, with one line saying that the eager path is used, where it
     cannot be built or loaded. ``sample``: a few encoded positions of the game (for the export).
 
     ``loadable``: for a model whose weights change (training's self-play): one package per network
     size and board, whatever the weights, which this call loads into a package of its own (never
-    shared with another caller in the process) and ``NativeNetwork.load_weights`` updates."""
+    shared with another caller in the process) and ``NativeNetwork.load_weights`` updates.
+
+    ``game`` (the spec of ``graph``'s game): where background builds are on, a missing package of a
+    fixed model is built by a child process and a ``native_background.Pending`` is returned at once."""
     try:
         key = cache_key(model, graph, loadable)
     except Exception as err:  # a model this module cannot hash (not a GraphNet): eager
         say(f"native inference unavailable for {label} ({_reason(err)}); using the eager path")
         return None
     once = "once per network size, board and machine" if loadable else "once per model and machine"
+    job = None
+    if game is not None and not loadable:
+        config = getattr(model, "config", None)
+        job = {"kind": "network", "game": game, "model": dict(vars(config)) if config is not None else {},
+               "weights": {k: v.detach().cpu() for k, v in model.state_dict().items()}}
     package = cached_package(key, "native inference", label, f"{once}, about 20 s",
                              lambda target: _build(model, graph, sample, target, loadable), NativeNetwork, say,
-                             shared=not loadable)
-    if package is not None and loadable:
+                             shared=not loadable, job=job)
+    if isinstance(package, NativeNetwork) and loadable:
         try:
             package.load_weights(model)
         except Exception as err:  # a package whose constants are not the model's: eager
@@ -266,20 +253,37 @@ def native_network(model: nn.Module, graph: Graph, sample: Encoded, label: str =
 
 def cached_package(key: str, what: str, subject: str, once: str, build: Callable[[Path], None],
                    load: Callable[[Path, str, float | None], object], say: Callable[[str], None] = _say,
-                   shared: bool = True):
+                   shared: bool = True, job: dict | None = None):
     """The package ``key`` loaded by ``load(path, key, build_seconds)``: from the cache, or built
     there first by ``build(path)`` (saying so, with the time taken: ``what`` for ``subject`` is
     built ``once``). A damaged package in the cache is built again once. ``None``, with one line
     saying that the eager path is used, where it cannot be built or loaded (no C++ compiler, an
-    export that fails), or inside ``cached_only()`` when it is not built yet. One load per process
-    and key where ``shared``; otherwise a load of its own for every call (a package whose weights
-    its caller replaces)."""
+    export that fails; a build that failed before with the same compiler, ``failure``), or inside
+    ``cached_only()`` when it is not built yet. One load per process and key where ``shared``;
+    otherwise a load of its own for every call (a package whose weights its caller replaces).
+
+    ``job`` (what a child process needs to build it, ``native_background``): where background
+    builds are on (the CLI's commands) and the package is not in the cache, a ``Pending`` handle is
+    returned at once and a low-priority child builds it; the caller runs eager meanwhile."""
     if shared and key in _loaded:
         return _loaded[key]
     if key in _failed:
         return None
     folder = cache_dir()
     target = folder / f"{key}.pt2"
+    before = failure(key)
+    if before is not None and not target.exists():
+        _failed[key] = before.get("reason", "the build failed")
+        say(f"{what} unavailable for {subject} (its build failed on this machine with this compiler: {_failed[key]}; "
+            f"a new compiler, or deleting {folder / (key + '.failed.json')}, tries again); using the eager path")
+        return None
+    if job is not None and not target.exists() and _build_allowed:
+        from conhex_zero.nn import native_background
+
+        if native_background.enabled():
+            return native_background.start(key, job, load, what, subject, say,
+                                           on_loaded=_loaded.__setitem__ if shared else None,
+                                           on_failed=_failed.__setitem__)
     for attempt in range(2):
         built: float | None = None
         try:
@@ -292,7 +296,7 @@ def cached_package(key: str, what: str, subject: str, once: str, build: Callable
                 if not target.exists():
                     say(f"building {what} for {subject} ({once}; cached in {folder})")
                     started = time.perf_counter()
-                    build(target)
+                    record_failures(key, build, target)
                     built = time.perf_counter() - started
                     say(f"built {what} for {subject} in {built:.1f} s")
             package = load(target, key, built)
@@ -324,8 +328,3 @@ def compile_package(program: torch.export.ExportedProgram, target: Path, configs
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
-
-
-def _reason(err: BaseException) -> str:
-    text = " ".join(str(err).split()) or type(err).__name__
-    return text if len(text) <= 160 else text[:157] + "..."
