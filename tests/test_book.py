@@ -308,6 +308,28 @@ def test_a_book_player_from_its_name(hex4_book):
         parse_player(f"{HEX4}:book={folder}-missing")
 
 
+def test_the_ais_words_name_the_book_and_another_games_book_is_refused(hex4_book, capsys):
+    """Issue 57: a book move was explained as "drawn at temperature 0 from the policy (prior 0.000)";
+    a book of another game was ignored without a word; GTP said "1 book positions"."""
+    from conhex_zero.cli.main import main
+    from conhex_zero.cli.play_cmd import format_ai_move
+    from conhex_zero.play.gtp_engine import book_note
+    from conhex_zero.play.session import PlaySession
+
+    folder, opened, env, start = hex4_book
+    session = PlaySession("hex-4", HEX4, simulations=8, book=str(folder))
+    move = session.ai_move(top=16)
+    lines = format_ai_move(move, "O", 16, 0.0)
+    assert lines[0].startswith(f"  {move.move} is the opening book's move")
+    assert not any("policy" in line or "drawn at temperature" in line for line in lines)
+    assert "from the opening book" in lines[1]
+    assert book_note("b2", 61.8, 1).endswith("(61.8% to win by the book, 1 book position below)")
+    assert book_note("b2", 61.8, 2).endswith("2 book positions below)")
+    hex5 = str(ROOT / "checkpoints" / "hex5-l4h64.pt")
+    assert main(["play", hex5, "--book", str(folder)]) == 2
+    assert f"--book {folder} is a book of hex-4, not of hex-5: it would never be used" in capsys.readouterr().err
+
+
 # ------------------------------------------------------------------------------------- pages
 def test_pages_link_every_book_move_and_draw_the_line(hex4_book, tmp_path):
     from conhex_zero.book.pages import page_name, write_pages

@@ -90,6 +90,26 @@ def _base_entries(path: Path) -> list[dict[str, Any]]:
     return entries
 
 
+def header_game(folder: str | Path) -> str | None:
+    """The game a book was grown for, from its header line alone (the first line of the compacted
+    base, else of the log): a quick check before the whole book is read. None where it cannot tell."""
+    path, base = book_path(folder), Path(folder) / BASE_FILE
+    try:
+        if base.is_file():
+            with gzip.open(base, "rt", encoding="utf-8") as handle:
+                first = handle.readline()
+        elif path.is_file():
+            with open(path, encoding="utf-8") as handle:
+                first = handle.readline()
+        else:
+            return None
+        header = loads_json(first)
+    except (OSError, EOFError, UnicodeDecodeError, ValueError, gzip.BadGzipFile):
+        return None
+    game = header.get("game") if isinstance(header, dict) and header.get("type") == "header" else None
+    return game if isinstance(game, str) else None
+
+
 def read_entries(folder: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The header and the events of a book (its compacted base, then the lines appended since),
     every line's checksum verified."""

@@ -377,6 +377,22 @@ def preflight_book(path: str | None) -> None:
         raise CliError(f"--book {path}: no opening book there (a folder made by conhex-zero book grow)")
 
 
+def book_for_game(path: str | None, spec: str) -> str | None:
+    """Why the book at ``path`` cannot serve ``spec``'s game (it was grown for another), or None."""
+    if path is None:
+        return None
+    from conhex_zero.book.store import header_game
+    from conhex_zero.play.checkpoints import same_game
+
+    game = header_game(path)
+    try:
+        if game is None or same_game(game, spec):
+            return None
+    except ValueError:  # a spec this version does not know
+        pass
+    return f"--book {path} is a book of {game}, not of {spec}"
+
+
 def preflight_file(path: str | None, what: str) -> None:
     """An input file (None: none given) that exists and is a regular file, or ``CliError``."""
     if path is None:

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from conhex_zero.cli.common import (add_backend_argument,
-                                    preflight_book, CliError, preflight_game, preflight_players, HelpFormatter, add_threads_argument,
+                                    book_for_game, preflight_book, CliError, preflight_game, preflight_players, HelpFormatter, add_threads_argument,
                                     check_clock_options, game_for_players, resolve_device, warn)
 from conhex_zero.cli.play_cmd import BOOK_HELP, PLAYER_HELP, PONDER_HELP
 from conhex_zero.cli.numbers import SECONDS, SEED, SIMS, TEMPERATURE, Real
@@ -71,6 +71,9 @@ def run(args: argparse.Namespace) -> int:
     from conhex_zero.play.session import PlayError
 
     spec = game_for_players("gtp", args.game, [args.player])
+    other_game = book_for_game(args.book, spec)
+    if other_game:  # the game may switch to the book's (GTP's boardsize, the page's game menu)
+        warn("gtp", f"{other_game}: it is used only once the game switches to its board")
     try:
         engine = GTPEngine(args.player, spec, simulations=args.sims, seed=args.seed,
                            temperature=args.temperature, resign_threshold=args.resign,

@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Iterator, TextIO
 
-from conhex_zero.cli.common import (add_backend_argument, CliError, preflight_book, preflight_game, preflight_players, HelpFormatter,
+from conhex_zero.cli.common import (add_backend_argument, book_for_game, CliError, preflight_book, preflight_game, preflight_players, HelpFormatter,
                                     add_threads_argument,
                                     check_clock_options, game_for_players, is_terminal, plural, resolve_device,
                                     use_color)
@@ -124,6 +124,12 @@ def format_ai_move(move, who: str, top: int, temperature: float) -> list[str]:
     its own evaluation beside the best move's: the analysis's value belongs to the best move."""
     analysis = move.analysis
     best = analysis.best
+    if analysis.source == "book":  # the book's move: one of its best (symmetric images are worth the same)
+        played = next((c for c in analysis.candidates if c.action == move.action), None)
+        same = [c.move for c in analysis.candidates if c.action != move.action and played is not None
+                and c.win_percent == played.win_percent and c.proven == played.proven]
+        note = f" ({', '.join(same)} {'is' if len(same) == 1 else 'are'} worth the same to the book)" if same else ""
+        return [f"  {move.move} is the opening book's move{note}", *format_analysis(analysis, who, top)]
     if best is None or best.action == move.action:
         return format_analysis(analysis, who, top)
     if analysis.source != "search":  # the policy's draw: the value is the position's, before the move
@@ -429,6 +435,9 @@ def run(args: argparse.Namespace) -> int:
     from conhex_zero.play.session import PlayError, PlaySession
 
     game_spec = game_for_players("play", args.game, [args.player])
+    other_game = book_for_game(args.book, game_spec)
+    if other_game:
+        raise CliError(f"{other_game}: it would never be used (grow one for this game with conhex-zero book grow)")
     try:
         session = PlaySession(game_spec, args.player, seed=args.seed, simulations=args.sims,
                               temperature=args.temperature, device=resolve_device(args.device), seconds=args.seconds,

@@ -12,7 +12,7 @@ import sys
 import threading
 
 from conhex_zero.cli.common import (add_backend_argument,
-                                    preflight_book, CliError, preflight_game, preflight_players, HelpFormatter, add_threads_argument,
+                                    book_for_game, preflight_book, CliError, preflight_game, preflight_players, HelpFormatter, add_threads_argument,
                                     check_clock_options, game_for_players, resolve_device, warn)
 from conhex_zero.cli.play_cmd import BOOK_HELP, PLAYER_HELP, PONDER_HELP
 from conhex_zero.cli.numbers import SECONDS, SEED, SIMS, TEMPERATURE, TOP, Whole
@@ -106,6 +106,9 @@ def run(args: argparse.Namespace) -> int:
     from conhex_zero.play.session import PlayError
 
     spec = game_for_players("serve", args.game, [args.player])
+    other_game = book_for_game(args.book, spec)
+    if other_game:  # the game may switch to the book's (GTP's boardsize, the page's game menu)
+        warn("serve", f"{other_game}: it is used only once the game switches to its board")
     try:
         game = GameServer(args.player, spec, 0 if args.side == "first" else 1,
                           simulations=args.sims, temperature=args.temperature, seed=args.seed,

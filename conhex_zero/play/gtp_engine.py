@@ -57,6 +57,8 @@ Commands:
 
 from __future__ import annotations
 
+from conhex_zero.console.words import plural
+
 import math
 import sys
 import re
@@ -312,9 +314,8 @@ class GTPEngine:
             chosen = s.hint(top=1, seconds=seconds)
         if chosen.analysis.source == "book":  # GTP's answer is the move alone: the rest goes to stderr
             best = chosen.analysis.best
-            below = f", {best.nodes} book positions below" if best is not None and best.nodes else ""
-            print(f"conhex-zero gtp: book move {self._name(chosen.move)} ({chosen.analysis.win_percent:.1f}% to win by "
-                  f"the book{below})", file=sys.stderr, flush=True)
+            print(book_note(self._name(chosen.move), chosen.analysis.win_percent, best.nodes if best is not None else 0),
+                  file=sys.stderr, flush=True)
         return self._name(chosen.move)
 
     def cmd_genmove(self, args: list[str]) -> str:
@@ -382,3 +383,9 @@ class GTPEngine:
             proof = f" proven {c.proven}" if c.proven else ""
             lines.append(f"{self._name(c.move)} visits {c.visits} winrate {winrate} prior {c.prior:.4f}{proof} pv {pv}")
         return "\n".join(lines)
+
+
+def book_note(move: str, win_percent: float, nodes: int) -> str:
+    """The line a book move adds on standard error (GTP's answer is the move alone)."""
+    below = f", {plural(nodes, 'book position')} below" if nodes else ""
+    return f"conhex-zero gtp: book move {move} ({win_percent:.1f}% to win by the book{below})"
