@@ -43,8 +43,15 @@ CASES = [
     (["replay", "--record", "no/such.sgf"], "no record file at no/such.sgf"),
     (["replay", "hex-3", "a1", "--analyse", "no.pt"], "no checkpoint file at no.pt"),
     (["average", "none.pt", "--out", "runs/avg.pt"], "none.pt does not exist"),
-    (["ladder", "runs/none"], "holds no results yet"),
-    (["curve", "runs/none"], "has no evaluated iterations"),
+    (["ladder", "runs/none"], "runs/none does not exist"),  # issue 57: it said "holds no results yet"
+    (["curve", "runs/none"], "runs/none does not exist"),  # issue 57: it said "has no evaluated iterations"
+    (["ladder", "docs"], "docs/ladder.jsonl holds no results yet"),
+    (["curve", "docs"], "docs has no evaluated iterations"),
+    # issue 57: a misspelt book folder was refused after torch (4.4 s)
+    (["book", "show", "checkpoints/books/hex5-l4h46"], "no book at checkpoints/books/hex5-l4h46: it does not exist"),
+    (["book", "html", "checkpoints/books/hex5-l4h46", "--out", "runs/pages"], "no book at checkpoints/books/hex5-l4h46"),
+    (["book", "show", "README.md"], "README.md is a file, not a book folder"),
+    (["book", "show", "docs"], "no book at docs"),
     (["bench", "search", "--model", "l9"], "model name 'l9'"),
     (["bench", "env", "--game", "hexx"], "unknown game 'hexx'"),
     (["train", "--config", "none.yaml"], "config file none.yaml does not exist"),

@@ -39,3 +39,9 @@ def test_random_games_agree_with_openspiel(n, games):
             assert bool(state.done[0]) == spiel.is_terminal()
         returns = spiel.returns()
         assert int(state.winner[0]) == (0 if returns[0] > 0 else 1)
+
+
+def test_a_few_games_agree_with_openspiel():
+    """The fast suite's cross-check (the slow one plays hundreds of games on five boards): where
+    open-spiel is installed, its group runs in every suite."""
+    test_random_games_agree_with_openspiel(5, 10)

@@ -310,12 +310,24 @@ def _truth(env, start_moves: list[str]) -> tuple[dict[str, bool] | None, str | N
     return {n: n in wins for n in names}, "solver"
 
 
+def preflight_book_folder(folder: str) -> None:
+    """A book folder that exists and holds a book, checked before torch is imported (under a second)."""
+    path = Path(folder)
+    if not path.exists():
+        raise CliError(f"no book at {folder}: it does not exist (grow one with conhex-zero book grow CKPT --out {folder})")
+    if not path.is_dir():
+        raise CliError(f"{folder} is a file, not a book folder")
+    if not ((path / "book.jsonl").is_file() or (path / "book.jsonl.gz").is_file()):
+        raise CliError(f"no book at {folder} (grow one with conhex-zero book grow CKPT --out {folder})")
+
+
 def run_show(args: argparse.Namespace) -> int:
     if args.json and args.json != "-":
         check_output_file("--json", args.json)
     if args.table:
         preflight_file(args.table, "opening table")
     preflight_checkpoint(args.checkpoint, "--checkpoint")
+    preflight_book_folder(args.book)
     opened, env, start, rows, source = load_table(args.book)
     from conhex_zero.book.table import table_json
 
@@ -480,6 +492,7 @@ def run_html(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise CliError(f"--out {args.out}: not a folder")
     check_output_file("--out", out / "index.html")
+    preflight_book_folder(args.book)
     opened, env, start, rows, source = load_table(args.book)
     from conhex_zero.book.pages import write_pages
 

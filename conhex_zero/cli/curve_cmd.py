@@ -22,6 +22,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not Path(args.run_dir).exists():
+        raise CliError(f"{args.run_dir} does not exist (a training run's folder: conhex-zero train --run-dir DIR)")
     if Path(args.run_dir).exists() and not Path(args.run_dir).is_dir():
         raise CliError(f"{args.run_dir} is not a directory")
     if not (Path(args.run_dir) / "metrics.jsonl").exists():  # before anything is imported

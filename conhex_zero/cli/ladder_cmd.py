@@ -26,6 +26,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not Path(args.dir).exists():
+        raise CliError(f"{args.dir} does not exist (a training run's or line's folder, or an arena --records folder)")
     if Path(args.dir).exists() and not Path(args.dir).is_dir():
         raise CliError(f"{args.dir} is not a directory")
     if not (Path(args.dir) / "ladder.jsonl").exists():  # before torch: answered at once
