@@ -337,15 +337,84 @@ def test_pages_link_every_book_move_and_draw_the_line(hex4_book, tmp_path):
     folder, opened, env, start = hex4_book
     rows = move_table(env, opened.book, start)
     count = write_pages(opened, env, start, rows, tmp_path / "pages")
-    assert count == len(opened.book) + 1
+    assert count == len(opened.book)  # the start's page is index.html
     index = (tmp_path / "pages" / "index.html").read_text()
     assert len(re.findall(r'<a href="p-[0-9a-f]{16}\.html" class="move"', index)) == 16  # every first move on the board
+    def name(key):
+        return "index.html" if key == opened.book.start else page_name(key)
+
     for node in list(opened.book.nodes.values())[:20]:
-        page = (tmp_path / "pages" / page_name(node.key)).read_text()
+        page = (tmp_path / "pages" / name(node.key)).read_text()
         pieces = re.findall(r'data-move="(\w+)" data-piece="([xo])"', page)
         assert sorted(m for m, _ in pieces) == sorted(env.game.action_name(a) for a in node.line)
         for child in node.children.values():
-            assert page_name(child) in page and (tmp_path / "pages" / page_name(child)).exists()
+            assert name(child) in page and (tmp_path / "pages" / name(child)).exists()
+
+
+def _broken_links(folder: Path) -> list[str]:
+    broken = []
+    for page in folder.glob("*.html"):
+        for href in re.findall(r'href="([^"]+)"', page.read_text()):
+            if not (folder / href).is_file():
+                broken.append(f"{page.name} -> {href}")
+    return broken
+
+
+@pytest.mark.parametrize("depth, pages", [(1, None), (2, None), (3, None), (None, 20), (2, 30)])
+def test_pages_never_link_to_a_page_not_written(hex4_book, tmp_path, depth, pages):
+    """Issue 57: --depth 3 wrote 4,722 ConHex pages of which 1,765 linked to 8,792 never written."""
+    from conhex_zero.book.pages import select_pages, write_pages
+
+    folder, opened, env, start = hex4_book
+    rows = move_table(env, opened.book, start)
+    out = tmp_path / "pages"
+    count = write_pages(opened, env, start, rows, out, max_depth=depth, max_pages=pages)
+    assert count == len(list(out.glob("*.html"))) == len(select_pages(opened, depth, pages)) < len(opened.book)
+    assert _broken_links(out) == []
+    assert len(re.findall(r'href="p-', (out / "index.html").read_text())) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("depth, pages", [(1, 10_000), (2, 10_000), (3, 1200)])
+def test_the_conhex_books_pages_have_no_broken_link(tmp_path, depth, pages):
+    from conhex_zero.cli.main import main
+
+    out = tmp_path / "pages"
+    assert main(["book", "html", str(ROOT / "checkpoints" / "books" / "conhex-l4h64-v4"), "--out", str(out),
+                 "--depth", str(depth), "--pages", str(pages), "--quiet"]) == 0
+    assert _broken_links(out) == []
+    assert len(list(out.glob("*.html"))) == {1: 23, 2: 387, 3: 1200}[depth]
+
+
+def test_every_view_gives_a_move_the_same_number_and_says_whose_it_is(tmp_path, capsys):
+    """Issue 57: D6 was 34 on the index page's board, 66.4 in its table and 38% in serve."""
+    from conhex_zero.book.pages import write_pages
+    from conhex_zero.book.table import CONVENTION
+    from conhex_zero.cli.main import main
+    from conhex_zero.play.book_browser import BookBrowser
+
+    folder = ROOT / "checkpoints" / "books" / "conhex-l4h64-v4"
+    assert main(["book", "show", str(folder), "--json", str(tmp_path / "t.json")]) == 0
+    shown = capsys.readouterr().out
+    table = json.loads((tmp_path / "t.json").read_text())
+    assert CONVENTION in shown and table["convention"].startswith(CONVENTION)
+    browser = BookBrowser(str(folder))
+    served = {m["move"]: m["win_percent"] for m in browser.position("")["moves"]}
+    assert browser.position("")["convention"] == CONVENTION
+    opened = open_book(folder)
+    env = VecEnv(opened.game)
+    start = env.initial_state(1)
+    write_pages(opened, env, start, move_table(env, opened.book, start), tmp_path / "pages", max_pages=1)
+    index = (tmp_path / "pages" / "index.html").read_text()
+    assert CONVENTION.replace("'", "&#x27;") in index
+    board = dict(re.findall(r'<g class="hole" data-move="(\w+)"><circle[^>]*/><text[^>]*>(\d+)</text>', index))
+    for row in table["openings"]:
+        move, percent = row["move"], row["win_percent"]
+        assert served[move] == percent, move  # serve and book show
+        assert int(board[move]) == round(percent), move  # the pages' board
+        assert f"<tr><td>{move}</td><td>{percent:.1f}</td>" in index, move  # the pages' tables (no links: 1 page)
+    d6 = next(r for r in table["openings"] if r["move"] == "D6")
+    assert d6["win_percent"] == 37.8 and round(100 * d6["win_rate"], 1) == 66.4  # the swap answers D6
 
 
 # ------------------------------------------------------------------------------------- command

@@ -284,3 +284,72 @@ def test_serve_shows_the_book(page, hex4_book_pages, capsys):
         server.shutdown()
         server.server_close()
         server.game.close()
+
+
+# ------------------------------------------------------------------ the opening book (issue 57)
+BOOKS = Path(__file__).resolve().parent.parent / "checkpoints" / "books"
+CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
+
+
+def test_the_book_page_walks_the_book_by_clicks_back_and_the_url(page, capsys):
+    from conhex_zero.play.book_browser import BookBrowser
+
+    book = str(BOOKS / "conhex-l4h64-v4")
+    server = PlayServer(GameServer(str(CHECKPOINTS / "conhex-l4h64-v4.pt"), "conhex", 0, book=book,
+                                   simulations=16), "127.0.0.1", 0)
+    start_in_thread(server)
+    try:
+        reference = BookBrowser(book)
+        page.goto(server.url + "book")
+        page.wait_for_selector('.hole.book-move[data-move="D6"]')
+        assert page.locator(".hole.book-move").count() == len([m for m in reference.position("")["moves"]
+                                                                if m["move"] != "swap"])
+        d6 = next(m for m in reference.position("")["moves"] if m["move"] == "D6")
+        assert page.text_content('.hole.book-move[data-move="D6"] text') == str(round(d6["win_percent"]))
+        assert "after the opponent's best answer" in page.inner_text("#convention")
+        page.click('.hole.book-move[data-move="D6"]')  # a click goes to the move's position
+        page.wait_for_url(re.compile(r"/book\?line=D6$"))
+        page.wait_for_selector('#book-moves tr[data-move="swap"]')
+        after = reference.position("D6")
+        assert page.locator('.hole[data-move="D6"] circle').get_attribute("fill") != "#fff"  # the stone is drawn
+        first = after["moves"][1]["move"]  # a hole move below D6
+        page.click(f'#book-moves tr[data-move="{first}"] a')
+        page.wait_for_url(re.compile(rf"/book\?line=D6,{first}$"))
+        page.wait_for_selector("#steps a[data-move]")
+        assert page.locator("#steps a[data-move]").count() == 2
+        page.go_back()  # the browser's back walks the line
+        page.wait_for_url(re.compile(r"/book\?line=D6$"))
+        page.wait_for_function("document.querySelectorAll('#steps a[data-move]').length === 1")
+        page.click("#back")
+        page.wait_for_url(re.compile(r"/book$"))
+        page.goto(server.url + f"book?line=D6,{first}")  # the URL names the position: reopened as shared
+        page.wait_for_function("document.querySelectorAll('#steps a[data-move]').length === 2")
+        page.click("#search")  # a live search on request
+        page.wait_for_function("document.querySelector('#search-out').textContent.includes('simulations')")
+        screenshot(page, "book-page", capsys)
+        page.goto(server.url + "book?line=D6,Z99")  # a bad link: the start, and why
+        page.wait_for_selector("#error:not([hidden])")
+        assert "Z99" in page.inner_text("#error-text")
+        page.wait_for_selector('.hole.book-move[data-move="D6"]')
+    finally:
+        server.shutdown()
+        server.server_close()
+        server.game.close()
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_static_book_pages_open_and_every_link_leads_to_a_page(page, tmp_path, depth):
+    """``book html --depth D`` on the ConHex book (a page cap keeps depth 3 short): every link of
+    the pages a click reaches opens a written page in the browser."""
+    from conhex_zero.cli.main import main
+
+    out = tmp_path / "pages"
+    assert main(["book", "html", str(BOOKS / "conhex-l4h64-v4"), "--out", str(out), "--depth", str(depth),
+                 "--pages", "120", "--quiet"]) == 0
+    page.goto((out / "index.html").as_uri())
+    links = page.eval_on_selector_all("a[href]", "els => els.map(e => e.getAttribute('href'))")
+    assert links
+    for href in links[:25]:
+        assert (out / href).is_file(), href
+        page.goto((out / href).as_uri())
+        assert page.title().startswith("conhex book")

@@ -203,6 +203,22 @@ def test_commands_build_in_the_background_but_training_and_benchmarks_do_not(mon
     assert native.BUILD_ENV not in os.environ  # restored after each command
 
 
+def test_the_worker_builds_only_what_it_was_asked_and_removes_its_job(cache, capsys):
+    from conhex_zero.nn import native_worker
+
+    jobs = cache / "jobs"
+    jobs.mkdir()
+    wrong = jobs / "k.job.pt"
+    torch.save({"kind": "leaf", "game": "hex-3", "connection": False, "key": "leaf-not-this-code"}, wrong)
+    assert native_worker.main([str(wrong)]) == 1 and not wrong.exists()
+    assert "nothing built" in capsys.readouterr().err and not list(cache.glob("*.pt2"))
+    broken = jobs / "b.job.pt"
+    torch.save({"kind": "leaf", "game": "no-such-game", "connection": False, "key": "x"}, broken)
+    assert native_worker.main([str(broken)]) == 1 and not broken.exists()
+    assert capsys.readouterr().err.startswith("background build failed: ")
+    assert native_worker.main([]) == 2
+
+
 # ------------------------------------------------------------------ real builds (slow)
 @pytest.mark.slow
 @needs_compiler

@@ -1,7 +1,7 @@
 """Static pages to browse a book: one HTML file per book position, plain HTML and inline SVG (no
 script, no server, nothing fetched), linked move by move.
 
-A page draws its position on the real board (the serve page's geometry, ``play.server.board_geometry``)
+A page draws its position on the real board (the serve page's geometry, ``play.geometry.board_geometry``)
 as the position is reached by the node's line, the moves from the book's start that first reached
 it: the pieces and conquered cells, and every book move marked by its value for the player to move
 (the mover's win chance by the book's minimax, a colour from red, losing, to green, winning) as a
@@ -13,6 +13,13 @@ swap decisions.
 
 Each node has one page, drawn in its own line's frame; a position reached by another move order or
 a symmetric move links to the same page, which says by which line it shows the position.
+
+Which pages are written (``select_pages``): the positions at most ``max_depth`` moves from the start,
+shallowest first (among equals, the most book positions below first), at most ``max_pages`` of
+them; a move, a step of the line or a row of a table links to a page only where that page is
+written, so no link is broken whatever the limits (issue 57: depth-limited pages linked to 8,792
+pages never written). Every number follows the book's one convention (``book.table.CONVENTION``),
+said under the board with a colour legend.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import torch
 
 from conhex_zero.book.folder import OpenBook
 from conhex_zero.book.keys import Canonical
-from conhex_zero.book.table import BookMove, LineReader
+from conhex_zero.book.table import CONVENTION, BookMove, LineReader
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.files.disk import write_text_atomic
@@ -34,7 +41,8 @@ STYLE = """body{font-family:system-ui,sans-serif;margin:1.2em;color:#222;max-wid
 a{color:#1a5fb4}table{border-collapse:collapse;margin-top:.6em}td,th{padding:2px 8px;text-align:right}
 td:first-child,th:first-child,td.line,th.line{text-align:left}tr:nth-child(even){background:#f4f4f4}
 .board{width:min(640px,95vw);height:auto;display:block;margin:.6em 0}.nav a{margin-right:.3em}
-.note{color:#555;font-size:90%}"""
+.note{color:#555;font-size:90%}.legend{display:inline-block;width:14em;height:.8em;vertical-align:middle;
+border:1px solid #888;background:linear-gradient(90deg,#d73027,#ffffbf,#1a9850)}"""
 
 
 def page_name(key: str) -> str:
@@ -49,15 +57,31 @@ def _colour(win: float) -> str:
     return "#%02x%02x%02x" % tuple(round(x + (y - x) * t) for x, y in zip(a, b))
 
 
+def select_pages(opened: OpenBook, max_depth: int | None = None, max_pages: int | None = None) -> list[str]:
+    """The book positions that get a page (see the module docstring), the start first."""
+    book = opened.book
+    nodes = [n for n in book.nodes.values() if n.key != book.start and (max_depth is None or len(n.line) <= max_depth)]
+    nodes.sort(key=lambda n: (len(n.line), -n.size, n.key))
+    keys = [book.start] + [n.key for n in nodes]
+    return keys if max_pages is None else keys[:max(1, max_pages)]
+
+
 class PageWriter:
-    def __init__(self, opened: OpenBook, env: VecEnv, start: State):
-        from conhex_zero.play.server import board_geometry
+    def __init__(self, opened: OpenBook, env: VecEnv, start: State, written: set[str] | None = None):
+        from conhex_zero.play.geometry import board_geometry
 
         self.opened, self.book, self.env, self.start = opened, opened.book, env, start
         self.canon = Canonical(env)
         self.reader = LineReader(env, self.book, self.canon)
         self.geometry = board_geometry(env.game)
         self.names = [env.game.action_name(a) for a in range(env.num_actions)]
+        self.written = written  # the positions that have a page (None: every one)
+
+    def link(self, key: str | None) -> str | None:
+        """The page of ``key`` where it is written, else None (no link)."""
+        if key is None or (self.written is not None and key not in self.written):
+            return None
+        return "index.html" if key == self.book.start else page_name(key)
 
     def state_of(self, line: list[int]) -> State:
         state = self.start
@@ -121,7 +145,8 @@ class PageWriter:
             prefix = self.env.step(prefix, torch.tensor([a], device=self.env.device))
             pkey = self.canon.keys(prefix).keys[0]
             label = html.escape(" ".join(line_names[:i + 1][-1:]))
-            crumbs.append(f'<a href="{page_name(pkey)}">{label}</a>' if pkey in book.nodes else label)
+            href = self.link(pkey) if pkey in book.nodes else None
+            crumbs.append(f'<a href="{href}">{label}</a>' if href else label)
         moves = []  # (real move, canonical, child key or None, mover's win chance, nodes, proven)
         for a, child in sorted(node.children.items()):
             c = book.nodes[child]
@@ -134,7 +159,7 @@ class PageWriter:
             moves.append((real, rest.best, None, 1.0 if rest.proven > 0 else 0.0 if rest.proven < 0 else
                           (1 + rest.value) / 2, 0, rest.proven))
         moves.sort(key=lambda m: (-m[3], m[0]))
-        marks = [(m[0], m[3], page_name(m[2]) if m[2] else None, m[2] is None) for m in moves
+        marks = [(m[0], m[3], self.link(m[2]), m[2] is None) for m in moves
                  if m[0] < self.env.game.board.num_holes]
         who = f'{"first" if mover == 0 else "second"} player'
         win = (1 + node.value) / 2
@@ -147,15 +172,17 @@ class PageWriter:
                  f"of this position: {100 * (1 + node.first.value) / 2:.1f}%; "
                  f"{'decided' if book.decided(key) else 'not decided'}; {node.size} book positions from here.</p>",
                  self.board_svg(state, marks),
-                 '<p class="note">Numbers on the board: the win % of the player to move here after each book move '
-                 '(a link to its page); a dashed ring: the best move not yet in the book (one search).</p>']
+                 f'<p class="note">Numbers on the board and in the tables: {html.escape(CONVENTION)} ({who} to move '
+                 f'here). Colours: <span class="legend"></span> 0% to 100%. A number links to its move\'s page where '
+                 'that page was written; a dashed ring: the best move not yet in the book (one search).</p>']
         if rows is not None:
             parts.append(self.first_move_table(rows))
         parts.append("<h2>Moves</h2><table><tr><th>move</th><th>win %</th><th>nodes</th><th>proven</th>"
                      "<th class='line'>best line</th></tr>")
         for real, a, child, w, size, proven in moves:
             name = self.names[real]
-            cell = f'<a href="{page_name(child)}" data-move="{name}">{name}</a>' if child else f"{name} (not in the book)"
+            href = self.link(child)
+            cell = (f'<a href="{href}" data-move="{name}">{name}</a>' if href else name) if child else f"{name} (not in the book)"
             after = self.env.step(state, torch.tensor([real], device=self.env.device))
             best = " ".join(self.reader.best_line(after, child)) if child else ""
             proof = "win" if proven > 0 else "loss" if proven < 0 else ""
@@ -170,15 +197,20 @@ class PageWriter:
 
     def first_move_table(self, rows: list[BookMove]) -> str:
         swap = any(m.swap is not None for m in rows)
-        out = [f"<h2>First moves</h2><p>{len(rows)} moves; win %: the mover's chance by the book's minimax"
-               f"{' (the second player does not swap)' if self.env.game.swap else ''} beside one search of the "
-               "position; decided: the book is sure who wins.</p><table id='first-moves'><tr><th>move</th>"
-               "<th>win %</th><th>search %</th><th>nodes</th><th>decided</th>" + ("<th>swap</th>" if swap else "")
-               + "<th class='line'>best line</th></tr>"]
+        no_swap = any(m.answered_value is not None for m in rows)
+        out = [f"<h2>First moves</h2><p>{len(rows)} moves; win %: {html.escape(CONVENTION)}"
+               + ("; no swap: the mover's chance if the second player does not swap (the opening analysis's number)"
+                  if no_swap else "") + "; search: one search of the position" + (" (no swap)" if no_swap else "")
+               + "; decided: the book is sure who wins.</p><table id='first-moves'><tr><th>move</th>"
+               "<th>win %</th>" + ("<th>no swap %</th>" if no_swap else "") + "<th>search %</th><th>nodes</th>"
+               "<th>decided</th>" + ("<th>swap</th>" if swap else "") + "<th class='line'>best line</th></tr>"]
         for m in rows:
             decided = f"proven {m.proven}" if m.proven else ("yes" if m.decided else "no")
-            out.append(f'<tr><td><a href="{page_name(m.key)}" data-move="{m.move}">{m.move}</a></td>'
-                       f"<td>{100 * m.win_rate:.1f}</td><td>{100 * m.search_win_rate:.1f}</td><td>{m.nodes}</td>"
+            href = self.link(m.key)
+            cell = f'<a href="{href}" data-move="{m.move}">{m.move}</a>' if href else m.move
+            out.append(f'<tr><td>{cell}</td><td>{100 * m.win:.1f}</td>'
+                       + (f"<td>{100 * m.win_rate:.1f}</td>" if no_swap else "") +
+                       f"<td>{100 * m.search_win_rate:.1f}</td><td>{m.nodes}</td>"
                        f"<td>{decided}</td>" + (f"<td>{'yes' if m.swap else 'no'}</td>" if swap else "") +
                        f"<td class='line'>{html.escape(' '.join(m.best_line))}</td></tr>")
         out.append("</table>")
@@ -186,16 +218,17 @@ class PageWriter:
 
 
 def write_pages(opened: OpenBook, env: VecEnv, start: State, rows: list[BookMove], out: Path,
-                max_depth: int = 1000) -> int:
-    """Write index.html and one page per book node at most ``max_depth`` moves from the start."""
+                max_depth: int | None = None, max_pages: int | None = None, progress=None) -> int:
+    """Write index.html and the pages ``select_pages`` picks; ``progress(n)`` after each page."""
     out.mkdir(parents=True, exist_ok=True)
-    writer = PageWriter(opened, env, start)
+    keys = select_pages(opened, max_depth, max_pages)
+    writer = PageWriter(opened, env, start, written=set(keys))
     book = opened.book
     write_text_atomic(out / "index.html", writer.page(book.start, rows))
-    count = 1
-    for node in book.order():
-        if len(node.line) > max_depth:
-            continue
-        write_text_atomic(out / page_name(node.key), writer.page(node.key, rows if node.key == book.start else None))
-        count += 1
-    return count
+    if progress is not None:
+        progress(1)
+    for key in keys[1:]:
+        write_text_atomic(out / page_name(key), writer.page(key))
+        if progress is not None:
+            progress(1)
+    return len(keys)

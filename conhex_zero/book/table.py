@@ -2,8 +2,10 @@
 legal move with the book's minimax value beside its single-search value, decided and proven marks,
 the swap decision and the best line, in the JSON form of ``openings --json``.
 
-Values are for the player who makes the move (``win_rate``, as in ``openings``): the first player's
-chance after an opening, when the second player does *not* swap (the swap is a book move of every
+Values are for the player who makes the move. ``win`` (JSON ``win_percent``) follows the book's one
+convention (``CONVENTION``: after the opponent's best answer, the swap included), the number every
+view shows first; ``win_rate`` is, as in ``openings``, the first player's chance after an opening
+when the second player does *not* swap (the swap is a book move of every
 opening, so the value without it is the minimax over the other moves). ``value`` is, as there, the
 value for the player to move after the move, in [-1, 1]; ``minimax_value`` is the same number and
 ``search_value`` the first search of that position (what ``openings`` would give with one search
@@ -20,6 +22,11 @@ from conhex_zero.book.graph import Book
 from conhex_zero.book.keys import Canonical
 from conhex_zero.env.state import State
 from conhex_zero.env.vec_env import VecEnv
+
+CONVENTION = ("win %: the chance of the player who makes the move, after the opponent's best answer (the swap "
+              "included where the pie rule allows it), by the book's minimax; a position's: the chance of the player "
+              "to move there")
+"""Whose chance every book number is: the same words on the pages, in ``book show`` and in ``serve``."""
 
 
 @dataclass
@@ -38,12 +45,28 @@ class BookMove:
     swap: bool | None
     exact_win: bool | None = None
     extra: dict = field(default_factory=dict)
+    answered_value: float | None = None
+    """The position after the move's minimax value for the player to move there, *every* answer
+    included (the swap too): ``win`` follows the book's one convention (``CONVENTION``). None: as
+    ``value`` (no swap to leave out)."""
+    answered_proven: str | None = None
 
     @property
     def win_rate(self) -> float:
+        """The mover's chance when the opponent does not swap (the opening analysis's number)."""
         if self.proven is not None:
             return 1.0 if self.proven == "win" else 0.0
         return (1 - self.value) / 2
+
+    @property
+    def win(self) -> float:
+        """The mover's chance after the opponent's best answer, the swap included (``CONVENTION``):
+        the number on the pages' boards, in ``serve`` and first in ``book show``."""
+        if self.answered_value is None:
+            return self.win_rate
+        if self.answered_proven is not None:
+            return 1.0 if self.answered_proven == "win" else 0.0
+        return (1 - self.answered_value) / 2
 
     @property
     def search_win_rate(self) -> float:
@@ -103,8 +126,10 @@ def move_table(env: VecEnv, book: Book, start_state: State, truth: dict[str, boo
             decided=book.decided(key, exclude=skip), nodes=child.size,
             best_line=reader.best_line(state, key, skip=skip),
             swap=(value < 0) if opening and real != swap else None,
-            exact_win=None if truth is None else truth.get(name)))
-    rows.sort(key=lambda m: (-m.win_rate, m.group, m.action))
+            exact_win=None if truth is None else truth.get(name),
+            answered_value=child.value if skip else None,
+            answered_proven=None if not child.proven else ("loss" if child.proven > 0 else "win")))
+    rows.sort(key=lambda m: (-m.win, -m.win_rate, m.group, m.action))
     renumber = {g: n for n, g in enumerate(dict.fromkeys(m.group for m in rows))}
     for m in rows:
         m.group = renumber[m.group]
@@ -120,8 +145,10 @@ def table_json(rows: list[BookMove], *, game: str, checkpoint: str, digest: str,
         "game": game, "checkpoint": checkpoint, "model_digest": digest, "sims": sims, "book": folder,
         "book_nodes": nodes, "truth_source": truth_source,
         "decided": sum(m.decided for m in rows), "proven": sum(m.proven is not None for m in rows),
+        "convention": CONVENTION + "; win_rate and search_win_rate: the mover's chance if the opponent does not swap",
         "openings" if opening else "moves": [
-            {"move": m.move, "win_rate": r(m.win_rate), "value": r(m.value), "minimax_value": r(m.value),
+            {"move": m.move, "win_percent": round(100 * m.win, 1), "win_rate": r(m.win_rate), "value": r(m.value),
+             "minimax_value": r(m.value),
              "search_value": r(m.search_value), "search_win_rate": r(m.search_win_rate), "swap": m.swap,
              "decided": m.decided, "proven": m.proven, "nodes": m.nodes, "best_line": m.best_line, "group": m.group,
              "exact_win": m.exact_win}

@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from conhex_zero.console.words import plural
 from conhex_zero.cli.common import (add_backend_argument, CliError, HelpFormatter, add_threads_argument, check_output_file, output_json,
                                     preflight_checkpoint, preflight_file, resolve_device)
 from conhex_zero.cli.numbers import MAX_SECONDS, SEED, SIMS, Real, Whole
@@ -98,16 +99,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     html = what.add_parser(
         "html", help="write static pages to browse the book", formatter_class=HelpFormatter,
-        description="Write one HTML page per book position into PAGES (no server, nothing fetched from the "
-        "internet): the board with every book move marked by its value, the list of moves (value, nodes "
-        "below, proven, the best line), links to each child and back along the line; index.html is the first "
-        "page, with the first-move map and the swap decisions.",
+        description="Write static HTML pages into PAGES (no server, nothing fetched from the internet), one "
+        "per book position nearest the start: the board with every book move marked by its value, the list of "
+        "moves (value, nodes below, proven, the best line), links to each child and back along the line; "
+        "index.html is the first page, with the first-move map and the swap decisions. A link goes only to a "
+        "page that is written. To walk the whole book, serve it: conhex-zero serve CKPT --book DIR, then /book.",
         epilog="examples:\n  conhex-zero book html checkpoints/books/hex5-l4h64 --out runs/pages-hex5\n"
-               "  conhex-zero book html checkpoints/books/conhex-l4h64-v4 --out runs/pages-conhex --depth 3")
+               "  conhex-zero book html checkpoints/books/conhex-l4h64-v4 --out runs/pages-conhex --depth 3 --pages 5000\n"
+               "size: about 27 KB a ConHex page; the default 400 pages of the ConHex book: 11 MB in about 40 s")
     html.add_argument("book", metavar="DIR", help="a book folder")
     html.add_argument("--out", required=True, metavar="PAGES", help="the pages' folder (made if new)")
-    html.add_argument("--depth", type=Whole(1, 1000), default=1000, metavar="D",
-                      help="only positions at most D moves from the start (default: all)")
+    html.add_argument("--depth", type=Whole(1, 1000), default=None, metavar="D",
+                      help="only positions at most D moves from the start (default: no limit but --pages)")
+    html.add_argument("--pages", type=Whole(1, 10_000_000), default=400, metavar="N",
+                      help="at most N pages, the positions nearest the start first (default 400)")
+    html.add_argument("--quiet", action="store_true", help="no progress bar")
     html.set_defaults(run=run_html)
 
 
@@ -422,17 +428,21 @@ def _pie_rule(game: str) -> bool:
 
 
 def format_table(opened, rows, source: str | None, top: int = 0, table: dict[str, float] | None = None) -> str:
+    from conhex_zero.book.table import CONVENTION
+
     minutes = opened.minutes
+    no_swap_column = any(m.answered_value is not None for m in rows)
     start = " ".join(opened.start_moves) or "the empty board"
     lines = [f"{opened.game} book {opened.folder}: {len(opened.book)} positions from {start}, grown with "
              f"{opened.model_file} (digest {opened.model_digest}) for {minutes:.1f} minutes, {opened.sims} "
              f"simulations a position",
-             "win %: the mover's chance by the book's minimax" + (" (second player does not swap)" if _pie_rule(
-                 opened.game) and not opened.start_moves else "") +
-             "; search: one search of the position alone; decided: the book is sure who wins (proven, or the "
-             "margin rule of docs/analysis.md)", ""]
-    header = f"{'rank':>4}  {'moves':<20} {'win %':>6} {'search':>6}" + (f" {'table':>6}" if table else "") + \
-        f" {'nodes':>6}  {'decided':<12}"
+             CONVENTION,
+             ("no swap: the mover's chance if the second player does not swap (the opening analysis's number); "
+              if no_swap_column else "") +
+             "search: one search of the position alone" + (" (no swap)" if no_swap_column else "") +
+             "; decided: the book is sure who wins (proven, or the margin rule of docs/analysis.md)", ""]
+    header = f"{'rank':>4}  {'moves':<20} {'win %':>6}" + (f" {'no swap':>7}" if no_swap_column else "") + \
+        f" {'search':>6}" + (f" {'table':>6}" if table else "") + f" {'nodes':>6}  {'decided':<12}"
     swap_column = any(m.swap is not None for m in rows)
     header += "  swap" if swap_column else ""
     has_truth = any(m.exact_win is not None for m in rows)
@@ -448,7 +458,8 @@ def format_table(opened, rows, source: str | None, top: int = 0, table: dict[str
         names = " ".join(x.move for x in group)
         names = names if len(names) <= 20 else names[:17] + "..."
         decided = f"proven {m.proven}" if m.proven else ("yes" if m.decided else "no")
-        row = f"{rank:>4}  {names:<20} {100 * m.win_rate:>5.1f}% {100 * m.search_win_rate:>5.1f}%"
+        row = f"{rank:>4}  {names:<20} {100 * m.win:>5.1f}%" + (f" {100 * m.win_rate:>6.1f}%" if no_swap_column else "") + \
+            f" {100 * m.search_win_rate:>5.1f}%"
         if table:
             t = table.get(m.move)
             row += "      -" if t is None else f" {100 * t:>5.1f}%"
@@ -493,9 +504,19 @@ def run_html(args: argparse.Namespace) -> int:
         raise CliError(f"--out {args.out}: not a folder")
     check_output_file("--out", out / "index.html")
     preflight_book_folder(args.book)
+    started = time.perf_counter()
     opened, env, start, rows, source = load_table(args.book)
-    from conhex_zero.book.pages import write_pages
+    from conhex_zero.book.pages import select_pages, write_pages
+    from conhex_zero.console.progress import progress_bar
 
-    count = write_pages(opened, env, start, rows, out, max_depth=args.depth)
-    print(f"wrote {count} pages to {out} (open {out / 'index.html'} in a browser)")
+    total = len(select_pages(opened, args.depth, args.pages))
+    with progress_bar(total=total, desc="pages", unit="page", disable=args.quiet) as bar:
+        count = write_pages(opened, env, start, rows, out, max_depth=args.depth, max_pages=args.pages,
+                            progress=bar.update)
+    size = sum(f.stat().st_size for f in out.glob("*.html"))
+    left = len(opened.book) - count
+    print(f"wrote {plural(count, 'page')} ({size / 1e6:.1f} MB) to {out} in {time.perf_counter() - started:.0f} s "
+          f"(open {out / 'index.html'} in a browser)" + (f"; {plural(left, 'book position')} left out by --depth/--pages "
+                                                        f"(conhex-zero serve CKPT --book {args.book} walks them all)"
+                                                        if left > 0 else ""))
     return 0

@@ -193,7 +193,7 @@ class Encoder:
         """``[B, N, CONNECTION_FEATURES]``: the connection columns of every node (sides: only the
         players' best distances)."""
         connection = self.connection
-        B, H = state.batch_size, self.env.num_holes
+        B = state.batch_size
         through, best = connection.distances(state)  # [B, 2, C], [B, 2]
         holes = through[:, :, self.env.hole_cells].amin(-1)  # [B, 2, H]: the best cell around each hole
         nodes = torch.cat([holes, through], 2)  # [B, 2, H + C]

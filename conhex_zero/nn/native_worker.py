@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'built' if built else 'already in the cache:'} {key} in {time.perf_counter() - started:.1f} s")
         return 0
     except Exception as err:
-        print(f"background build failed: {cache._reason(err)}", file=sys.stderr)
+        print(f"background build failed: {native_cache._reason(err)}", file=sys.stderr)
         return 1
     finally:
         job_file.unlink(missing_ok=True)

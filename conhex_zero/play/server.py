@@ -16,6 +16,9 @@ the API sends and drives the game through these endpoints:
 * ``POST /api/undo``: takes back the person's last move and every AI move after it.
 * ``GET /api/analyse[?top=N]``: the AI's view of the position for the side to move (a hint),
   nothing played: ``hint`` (the move it would choose) and ``analysis``.
+* With ``--book DIR``, the page ``/book`` walks the whole book (``book_browser``): ``GET
+  /api/book?line=F6,C7`` answers the position the line reaches from the book's start with the
+  book's values, ``GET /api/book/search?line=...`` searches it live with the served player.
 
 Every POST and state answer carries the new ``state``. A request the game cannot take answers HTTP
 400 with ``{"error": message}``; an unexpected failure answers 500 the same way (the traceback goes
@@ -46,22 +49,19 @@ import sys
 import threading
 import traceback
 from collections import deque
-from functools import lru_cache
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Any, Callable, Sequence
 from urllib.parse import parse_qs, urlsplit
 
-import numpy as np
-
 from conhex_zero.env.notation import IllegalMoveError
 from conhex_zero.files.untrusted import loads_json
-from conhex_zero.games.board import PLAYER_SIDES, SIDE_NAMES
+from conhex_zero.games.board import PLAYER_SIDES
 from conhex_zero.games.game import Game, parse_game
-from conhex_zero.games.render import PLAYER_GOALS, PLAYER_NAMES
 from conhex_zero.play import DEFAULT_PORT
 from conhex_zero.play.checkpoints import GameWarnings
+from conhex_zero.play.geometry import board_geometry  # noqa: F401 (the page's geometry; tests import it here)
 from conhex_zero.play.session import PlayError, PlaySession
 
 MAX_BODY = 64 * 1024
@@ -77,6 +77,8 @@ STATIC_FILES = {  # URL path -> (file in static/, content type)
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/style.css": ("style.css", "text/css; charset=utf-8"),
     "/favicon.svg": ("favicon.svg", "image/svg+xml"),
+    "/book": ("book.html", "text/html; charset=utf-8"),
+    "/book.js": ("book.js", "text/javascript; charset=utf-8"),
 }
 
 
@@ -96,48 +98,6 @@ class RequestError(ValueError):
     def __init__(self, message: str, status: int = HTTPStatus.BAD_REQUEST):
         super().__init__(message)
         self.status = int(status)
-
-
-# ------------------------------------------------------------------------------------ geometry
-@lru_cache(maxsize=16)
-def board_geometry(game: Game) -> dict[str, Any]:
-    """Everything the page needs to draw ``game``'s board, as plain JSON types (cached per game)."""
-    from conhex_zero.viz.board_picture import (PLAYER_COLOURS, PLAYER_LIGHT, SIDE_OWNER, is_hex_like,
-                                               cell_outlines, frame_segments)
-
-    board = game.board
-    xy = np.asarray(board.hole_xy, dtype=float)  # [H, 2]
-    outlines = cell_outlines(board)  # C x [K, 2]
-    frame = frame_segments(board, outlines)  # [(segment [2, 2], side id)]
-    spacing = 1.0  # smallest distance between two holes
-    if board.num_holes > 1:
-        d = np.linalg.norm(xy[:, None] - xy[None], axis=-1) + np.eye(board.num_holes) * 1e9  # [H, H]
-        spacing = float(d.min())
-    radius = (0.43 if is_hex_like(board) else 0.4) * spacing
-    frame_width = 0.14 * spacing
-    pts = np.concatenate(outlines + [xy - radius, xy + radius])
-    pad = 0.12 * spacing + frame_width
-    (x0, y0), (x1, y1) = pts.min(axis=0) - pad, pts.max(axis=0) + pad
-
-    def r(v: float) -> float:
-        return round(float(v), 4) + 0.0
-
-    return {
-        "hole_xy": [[r(x), r(y)] for x, y in xy],
-        "hole_radius": r(radius),
-        "spacing": r(spacing),
-        "cells": [{"points": [[r(x), r(y)] for x, y in poly], "holes": list(holes), "need": need}
-                  for poly, holes, need in zip(outlines, board.cell_holes, board.cell_need)],
-        "frame": [{"points": [[r(x), r(y)] for x, y in seg], "side": side,
-                   "side_name": SIDE_NAMES[side] if side >= 0 else None,
-                   "player": SIDE_OWNER[side] if side >= 0 else None} for seg, side in frame],
-        "frame_width": r(frame_width),
-        "view_box": [r(x0), r(y0), r(x1 - x0), r(y1 - y0)],
-        "hex_like": is_hex_like(board),
-        "players": [{"name": PLAYER_NAMES[p], "goal": PLAYER_GOALS[p],
-                     "sides": [SIDE_NAMES[s] for s in PLAYER_SIDES[p]],
-                     "colour": PLAYER_COLOURS[p], "light": PLAYER_LIGHT[p]} for p in (0, 1)],
-    }
 
 
 def winning_cells(game: Game, cell_owners: list[int | None], winner: int | None) -> list[int]:
@@ -193,6 +153,7 @@ class GameServer:
         # The scoring variant: a finished game counts once; undoing into it takes it back out.
         self.scoring = RunningPairScore(first_side=human) if scoring else None
         self._scored = False
+        self._book_browser = None  # the /book page's reader, made at its first request
 
     def _make_session(self, game: str) -> PlaySession:
         return PlaySession(game, self.player_spec, seed=self.seed, simulations=self.simulations,
@@ -202,6 +163,8 @@ class GameServer:
     def close(self) -> None:
         with self.lock:
             self.session.close()
+            if self._book_browser is not None:
+                self._book_browser.close()
 
     @property
     def ai(self) -> int:
@@ -322,6 +285,30 @@ class GameServer:
             return {"hint": hint.move, "analysis": hint.analysis.to_json(), "state": self.state()}
 
 
+    # ------------------------------------------------------------- the book, walked (/book)
+    def _browser(self):
+        if self.book is None:
+            raise RequestError("this server has no opening book (start it with conhex-zero serve CKPT --book DIR)",
+                               HTTPStatus.NOT_FOUND)
+        if self._book_browser is None:
+            from conhex_zero.play.book_browser import BookBrowser
+
+            self._book_browser = BookBrowser(self.book, self.player_spec, simulations=self.simulations,
+                                             device=self.device, seed=self.seed)
+        return self._book_browser
+
+    def book_position(self, query: dict[str, list[str]]) -> dict[str, Any]:
+        line = (query.get("line") or [""])[-1]
+        with self.lock:
+            return self._browser().position(clip(line, 2000))
+
+    def book_search(self, query: dict[str, list[str]]) -> dict[str, Any]:
+        line = (query.get("line") or [""])[-1]
+        top = _int_param(query, "top", self.top, 1, MAX_TOP)
+        with self.lock:
+            return self._browser().search(clip(line, 2000), top=top)
+
+
 def human_undo_count(s: PlaySession, human: int) -> int:
     """How many moves to take back for the person's last turn and the AI's moves after it (0 when the
     person has not moved). Both pieces of a two-piece turn (extra-stone) go together."""
@@ -433,6 +420,8 @@ class Handler(BaseHTTPRequestHandler):
             ("POST", "/api/play"): lambda: game.play(self._json_body(raw)),
             ("POST", "/api/ai"): lambda: game.ai_move(self._json_body(raw)),
             ("POST", "/api/undo"): lambda: game.undo(self._json_body(raw)),
+            ("GET", "/api/book"): lambda: game.book_position(query),
+            ("GET", "/api/book/search"): lambda: game.book_search(query),
         }
         route = routes.get((method, path))
         allowed = [m for m, p in routes if p == path]

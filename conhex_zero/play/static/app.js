@@ -292,7 +292,8 @@ function renderBook() {
   const mover = state.to_move === state.human ? "you" : "the AI";
   const result = b.proven ? `proven ${b.proven} for ${mover}` : `${pct(b.win_percent)} for ${mover} to win`;
   $("book-text").textContent = `In the book: ${result} (minimax over ${b.nodes} book positions); ` +
-    "the numbers on the board are the mover's win % after each book move.";
+    "the numbers on the board: the win % of the player who makes each book move, after the opponent's best " +
+    "answer (the swap included where the pie rule allows it).";
   const body = $("book-moves").querySelector("tbody");
   body.replaceChildren();
   for (const m of b.moves.slice(0, 8)) {
