@@ -22,7 +22,7 @@ from conhex_zero.agents.game_search import GameSearch
 from conhex_zero.agents.leaf_step import NativeLeaf
 from conhex_zero.agents.search_configs import play_config
 from conhex_zero.env.vec_env import VecEnv
-from conhex_zero.nn import native, native_background
+from conhex_zero.nn import native, native_background, native_cache
 from conhex_zero.nn.model import GraphNet, ModelConfig
 from helpers import needs_compiler
 
@@ -57,6 +57,7 @@ class _FakeChild:
             (folder / f"{key}.failed.json").write_text(json.dumps({"reason": fail, "compiler": native.compiler_identity()}))
         else:
             (folder / f"{key}.pt2").write_bytes(b"package")
+            native_cache.write_seal(key, folder / f"{key}.pt2")
         self.job_file.unlink()
         self.returncode = 1 if fail else 0
 
@@ -219,6 +220,43 @@ def test_the_worker_builds_only_what_it_was_asked_and_removes_its_job(cache, cap
     assert native_worker.main([]) == 2
 
 
+def test_a_package_is_run_only_as_it_was_built(cache):
+    """Issue 58: 16 bits flipped in a cached package's weights made ``openings`` swap after every
+    opening, without a word; a package is now sealed (its key and the digest of its bytes) and a
+    package that does not match its seal, or has none, is built again with one line."""
+    builds: list[Path] = []
+
+    def build(target):
+        builds.append(target)
+        target.write_bytes(b"weights " + bytes(range(200)))
+
+    def get(lines):
+        return native.cached_package("k3", "native inference", "tiny", "once", build,
+                                     lambda path, key, built: path.read_bytes(), lines.append)
+
+    lines: list[str] = []
+    good = get(lines)
+    seal = json.loads((cache / "k3.seal.json").read_text())
+    assert seal["key"] == "k3" and seal["size"] == len(good) and len(builds) == 1
+    native._loaded.clear()
+    assert get(lines) == good and len(builds) == 1  # a sealed package loads as it is
+    damaged = bytearray(good)
+    damaged[20] ^= 0x10  # one bit of the "weights"
+    (cache / "k3.pt2").write_bytes(bytes(damaged))
+    native._loaded.clear()
+    lines.clear()
+    assert get(lines) == good and len(builds) == 2  # built again, never run damaged
+    assert lines[0] == ("the cached native inference for tiny does not match its seal (damaged, cut short, or "
+                        "replaced by another file): built again")
+    (cache / "k3.pt2").write_bytes(b"another package entirely")  # another file under its name
+    native._loaded.clear()
+    assert get(lines) == good and len(builds) == 3
+    (cache / "k3.seal.json").unlink()  # a package from before the seals
+    native._loaded.clear()
+    lines.clear()
+    assert get(lines) == good and len(builds) == 4 and "has no seal" in lines[0]
+
+
 # ------------------------------------------------------------------ real builds (slow)
 @pytest.mark.slow
 @needs_compiler
@@ -244,3 +282,42 @@ def test_play_with_an_empty_cache_answers_at_once_and_switches_to_the_packages(t
     assert "building native inference" not in err  # nothing was built in the command's own process
     assert len(list(tmp_path.glob("*.pt2"))) == 2 and not list((tmp_path / "jobs").iterdir())
     assert first_seconds < 600
+
+
+@pytest.mark.slow
+@needs_compiler
+def test_a_package_with_flipped_weight_bits_is_built_again_and_gives_the_eager_outputs(cache):
+    import zipfile
+
+    from conhex_zero.nn.encode import Encoder
+
+    torch.manual_seed(4)
+    env = VecEnv("hex-4")
+    encoder = Encoder(env)
+    model = GraphNet(ModelConfig(1, 16)).eval()
+    sample = encoder(env.initial_state(2))
+    first = native.native_network(model, encoder.graph, sample, "tiny", say=lambda line: None)
+    assert first is not None and first.build_seconds is not None
+    with zipfile.ZipFile(first.path) as archive:  # the largest member holds the weights
+        member = max(archive.infolist(), key=lambda i: i.compress_size)
+        offset = member.header_offset + 30 + len(member.filename.encode()) + len(member.extra)
+        size = member.compress_size
+    data = bytearray(first.path.read_bytes())
+    for k in range(16):  # 16 bits spread over the weights
+        data[offset + (k + 1) * size // 17] ^= 1 << (k % 8)
+    first.path.write_bytes(bytes(data))
+    native._loaded.clear()
+    lines: list[str] = []
+    again = native.native_network(model, encoder.graph, sample, "tiny", say=lines.append)
+    assert again is not None and again.build_seconds is not None  # built again
+    assert lines[0] == ("the cached native inference for tiny does not match its seal (damaged, cut short, or "
+                        "replaced by another file): built again")
+    gen = torch.Generator().manual_seed(1)
+    state = env.initial_state(6)
+    for _ in range(5):
+        state = env.reset_done(env.step(state, env.random_actions(state, gen)), gen)
+    encoded = encoder(state)
+    with torch.no_grad():
+        logits, value, _ = model(encoded, encoder.graph)
+    fast_logits, fast_value, _ = again(encoded, encoder.graph)
+    assert torch.allclose(fast_logits, logits, atol=1e-5) and torch.allclose(fast_value, value, atol=1e-5)

@@ -47,8 +47,8 @@ from torch import Tensor, nn
 from conhex_zero.nn.encode import Encoded, Graph
 from conhex_zero.nn.model_names import BACKENDS
 from conhex_zero.nn.native_cache import (BUILD_ENV, CACHE_ENV, _locked, _reason, build_in_progress,  # noqa: F401
-                                         build_into_cache, cache_dir, compiler_identity, failure, record_failures,
-                                         typical_build)
+                                         build_into_cache, cache_dir, compiler_identity, drop_unsealed, failure,
+                                         record_failures, typical_build)
 
 BACKEND_ENV = "CONHEX_ZERO_BACKEND"
 FORMAT = 1
@@ -271,6 +271,7 @@ def cached_package(key: str, what: str, subject: str, once: str, build: Callable
         return None
     folder = cache_dir()
     target = folder / f"{key}.pt2"
+    drop_unsealed(key, target, say, what, subject)  # a package is run only as it was built
     before = failure(key)
     if before is not None and not target.exists():
         _failed[key] = before.get("reason", "the build failed")

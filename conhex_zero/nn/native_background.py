@@ -63,6 +63,9 @@ class Pending:
             return self.result
         marker = cache.failure(self.key)
         if self.target.exists() and not cache.build_in_progress(self.key):
+            problem = cache.seal_problem(self.key, self.target)
+            if problem is not None:
+                return self._failed(f"the package built beside the command {problem}")
             try:
                 package = self.load(self.target, self.key, None)
             except Exception as err:  # a package that does not load: eager for good
