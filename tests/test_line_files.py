@@ -71,6 +71,25 @@ def test_another_lines_carry_is_refused_from_the_logs_and_metrics_without_pieces
     assert _files(line) == before  # nothing renamed, moved or written
 
 
+# ---------------------------------------------------------------- issue 58, 3: a line without carry.pt
+def test_a_line_whose_carry_is_missing_never_starts_over_on_its_own_files(two_pieces, tmp_path, capsys):
+    """It said "a new line", rewrote pieces.jsonl, metrics.jsonl and ladder.jsonl, and kept the old
+    checkpoints beside the new iter_0001.pt; now it is refused, naming what is there, before torch."""
+    line, _ = _copy(two_pieces, tmp_path)
+    (line / "carry.pt").unlink()
+    before = _files(line)
+    with pytest.raises(LineError, match="has no carry.pt but holds an earlier line's work"):
+        run_piece(line, minutes=5, run_dir=tmp_path / "r3", **QUIET)
+    assert main(["piece", str(line), "--quiet", "--run-dir", str(tmp_path / "r4")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "2 piece records in pieces.jsonl" in err and "metric lines" in err
+    assert "restore its carry.pt (e.g. git checkout --" in err and "start a new line in another folder" in err
+    assert _files(line) == before  # nothing rewritten
+    with pytest.raises(LineError, match="holds an earlier line's work"):  # nor with --config
+        run_piece(line, config_file=str(TINY), minutes=5, run_dir=tmp_path / "r5", **QUIET)
+    assert _files(line) == before
+
+
 def test_the_line_id_is_learnt_from_each_kind_of_file(tmp_path):
     line = Line(tmp_path / "line")
     line.logs.mkdir(parents=True)

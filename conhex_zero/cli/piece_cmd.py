@@ -87,13 +87,14 @@ def _check_arguments(args: argparse.Namespace) -> None:
     if not args.config and not (line / "carry.pt").is_file() and not (line / "line.yaml").is_file():
         hint = "" if line.exists() else " (it does not exist)"
         raise CliError(f"{args.line} holds no line{hint}: start one with --config FILE")
-    if (line / "carry.pt").is_file():
-        from conhex_zero.train.line import LineError, check_carry_file
+    from conhex_zero.train.line import Line, LineError, check_carry_file, refuse_line_without_carry
 
-        try:
+    try:
+        if (line / "carry.pt").is_file():
             check_carry_file(line / "carry.pt")
-        except LineError as err:
-            raise CliError(str(err)) from None
+        refuse_line_without_carry(Line(line))
+    except LineError as err:
+        raise CliError(str(err)) from None
     if args.out:
         check_output_dir("--out", args.out)
     check_output_dir("LINE", line)

@@ -150,6 +150,26 @@ class Line:
     def is_empty(self) -> bool:
         return not self.path.exists() or not any(self.path.iterdir())
 
+    def work_without_carry(self) -> list[str]:
+        """What a line folder without ``carry.pt`` holds of earlier pieces' work (records, metrics,
+        ratings, checkpoints, logs): a piece must not start a new line over it (issue 58)."""
+        if self.carry_file.is_file():
+            return []
+        found = []
+        for file, what in ((self.pieces_file, "piece record"), (self.metrics_file, "metric line"),
+                           (self.ladder_file, "rating game")):
+            if file.is_file():
+                lines = sum(1 for line in file.read_text(errors="replace").splitlines() if line.strip())
+                if lines:
+                    found.append(f"{lines} {what}{'s' * (lines != 1)} in {file.name}")
+        checkpoints = len(self.checkpoint_files())
+        if checkpoints:
+            found.append(f"{checkpoints} checkpoint{'s' * (checkpoints != 1)} in checkpoints/")
+        logs = len(self.log_numbers())
+        if logs:
+            found.append(f"{logs} piece log{'s' * (logs != 1)} in logs/")
+        return found
+
     # ------------------------------------------------------------------ into a run directory
     def prepare_run(self, run: RunDir, iteration: int) -> None:
         """Copy the line into the new run directory ``run``: the carried state (at ``iteration``) as
@@ -224,6 +244,16 @@ class Line:
         for name in drop:
             if name != newest.name:
                 (self.checkpoints / name).unlink(missing_ok=True)
+
+
+def refuse_line_without_carry(line: "Line") -> None:
+    """``LineError`` when ``line`` holds earlier pieces' work but no ``carry.pt``: a new line there
+    would rewrite its records and metrics in place (issue 58)."""
+    found = line.work_without_carry()
+    if found:
+        raise LineError(f"{line.path} has no carry.pt but holds an earlier line's work ({', '.join(found)}): restore "
+                        f"its carry.pt (e.g. git checkout -- {line.carry_file}) to continue it, or start a new line "
+                        f"in another folder; nothing was changed")
 
 
 def reconcile_pieces(records: list[dict[str, Any]], iteration: int, note: Callable[[str], None]) -> list[dict[str, Any]]:

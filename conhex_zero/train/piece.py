@@ -45,7 +45,7 @@ from typing import Any, Callable
 from conhex_zero.files.disk import write_text_atomic
 from conhex_zero.files.jsonl import rewrite_jsonl
 from conhex_zero.train import compile_cache
-from conhex_zero.train.line import Line, LineError, reconcile_pieces
+from conhex_zero.train.line import Line, LineError, reconcile_pieces, refuse_line_without_carry
 from conhex_zero.train.line_identity import check_checkpoints, check_out_folder, identity_of, log_header
 from conhex_zero.train.line_past import find_past, set_aside
 from conhex_zero.train.piece_clock import Deadline, startup_seconds, time_split, training_share
@@ -219,6 +219,7 @@ class _Piece:
                             f"with key=value overrides (or by editing {line.config_file}) instead of --config")
         if not line.started and not opts.config_file and not line.config_file.is_file():
             raise LineError(f"{line.path} holds no line (no carry.pt, no line.yaml): start one with --config FILE")
+        refuse_line_without_carry(line)
         self.carry = line.read_carry() if line.started else None
         self.identity = identity_of(line, self.carry, line.pieces(), self.log)
         check_out_folder(self.target, line, self.identity)
