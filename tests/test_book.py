@@ -261,6 +261,108 @@ def test_a_damaged_line_is_refused_and_a_torn_last_line_dropped(tmp_path):
         open_book(folder)
 
 
+def _rewrite_base(folder: Path, change) -> None:
+    import gzip
+
+    base = folder / store.BASE_FILE
+    lines = gzip.decompress(base.read_bytes()).decode().splitlines(keepends=True)
+    base.write_bytes(gzip.compress("".join(change(lines)).encode()))
+
+
+def test_a_sealed_book_knows_its_whole_content(tmp_path):
+    """Issue 58: one edge line deleted from book.jsonl.gz dropped an opening group from the table;
+    124 rest lines deleted changed values and best lines; both read as whole. Now every deletion,
+    duplicate, reordering or addition is refused, naming the file it is in."""
+    from conhex_zero.book.store import compact
+
+    folder = tmp_path / "b"
+    grow(folder, nodes=30)
+    opened = open_book(folder)
+    compact(folder, opened.header, opened.book, opened.runs)
+    good = (folder / store.BASE_FILE).read_bytes()
+    assert len(open_book(folder).book) == len(opened.book)
+
+    def kinds(lines, kind):
+        return [i for i, line in enumerate(lines) if f'"type": "{kind}"' in line]
+
+    cases = {
+        "an edge deleted": lambda lines: [x for i, x in enumerate(lines) if i != kinds(lines, "edge")[3]],
+        "every rest deleted": lambda lines: [x for i, x in enumerate(lines) if i not in kinds(lines, "rest")],
+        "a node duplicated": lambda lines: lines[:5] + [lines[4]] + lines[5:],
+        "two lines swapped": lambda lines: lines[:3] + [lines[4], lines[3]] + lines[5:],
+        "the seal cut off": lambda lines: lines[:-1],
+    }
+    for name, change in cases.items():
+        _rewrite_base(folder, change)
+        with pytest.raises(BookError, match=r"book\.jsonl\.gz(:\d+)?: (the seal does not match|\d+ lines after its last seal)"):
+            open_book(folder)
+        (folder / store.BASE_FILE).write_bytes(good)
+    # A round in flight when its process was killed (its lines, no seal yet) is dropped on reading.
+    grow(folder, nodes=len(opened.book) + 6)
+    log = folder / store.BOOK_FILE
+    lines = log.read_text().splitlines(keepends=True)
+    last_seal = max(kinds(lines, "seal"))
+    before = len(open_book(folder).book)
+    log.write_text("".join(lines[:last_seal]))  # the last round's lines without their seal
+    assert len(open_book(folder).book) < before
+    # A line that does not fit is named in its own file (it said book.jsonl for a line of the .gz):
+    # a node deleted and the file sealed again (as a program of this code could).
+    def resealed(lines):
+        entries = [json.loads(x) for x in lines if '"type": "seal"' not in x]
+        node = [i for i, e in enumerate(entries) if e["type"] == "node"][-1]
+        del entries[node]
+        for e in entries:
+            e.pop("crc")
+        return [json.dumps(e) + "\n" for e in store._with_seals(entries, store._Sealer())]
+
+    (folder / store.BASE_FILE).write_bytes(good)
+    log.write_text("")
+    _rewrite_base(folder, resealed)
+    with pytest.raises(BookError, match=r"^book\.jsonl\.gz:\d+: a edge line that does not fit the book"):
+        open_book(folder)
+
+
+def test_a_book_from_before_the_seals_is_read_as_before(tmp_path):
+    """A book written before the seals (no "sealed" in its header, no seal lines) reads as before."""
+    import shutil
+
+    folder = tmp_path / "old"
+    shutil.copytree(ROOT / "checkpoints" / "books" / "hex4-l3h32", folder)
+
+    def unsealed(lines):
+        entries = [json.loads(x) for x in lines if '"type": "seal"' not in x]
+        entries[0].pop("sealed")
+        return [json.dumps(store.sealed({k: v for k, v in e.items() if k != "crc"})) + "\n" for e in entries]
+
+    _rewrite_base(folder, unsealed)
+    assert len(open_book(folder).book) == 300 == len(open_book(ROOT / "checkpoints" / "books" / "hex4-l3h32").book)
+
+
+def test_a_book_grown_with_two_models_says_so_with_their_positions(tmp_path, capsys):
+    """Issue 58: a book grown further with --other-model named only the last model."""
+    from conhex_zero.cli.main import main
+
+    folder = tmp_path / "b"
+    other = tmp_path / "other.pt"
+    from conhex_zero.nn.checkpoint import save_checkpoint
+    ckpt = load_checkpoint(HEX4)
+    with torch.no_grad():
+        ckpt.model.policy.bias.add_(0.01)  # another model of the same size and game
+    save_checkpoint(other, ckpt.model, ckpt.game)
+    assert main(["book", "grow", HEX4, "--out", str(folder), "--nodes", "12", "--sims", "8", "--quiet", "--no-exact"]) == 0
+    assert main(["book", "grow", str(other), "--out", str(folder), "--nodes", "5", "--quiet", "--no-exact",
+                 "--other-model"]) == 0
+    capsys.readouterr()
+    assert main(["book", "show", str(folder), "--json", str(tmp_path / "t.json")]) == 0
+    out = capsys.readouterr().out
+    assert "warning: grown with 2 models, its values mix their judgements:" in out
+    data = json.loads((tmp_path / "t.json").read_text())
+    assert data["mixed_models"] and [m["file"] for m in data["models"]] == [HEX4, str(other)]
+    assert [m["positions"] for m in data["models"]][1] >= 5 and sum(m["positions"] for m in data["models"]) == data["book_nodes"]
+    assert main(["book", "html", str(folder), "--out", str(tmp_path / "pages"), "--quiet"]) == 0
+    assert "grown with 2 models" in (tmp_path / "pages" / "index.html").read_text()
+
+
 def test_a_book_refuses_another_model_game_or_start(tmp_path):
     folder = tmp_path / "b"
     opened, env, start = grow(folder, nodes=4)
@@ -503,6 +605,49 @@ def test_one_grow_at_a_time(hex4_book, capsys):
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         assert main(["book", "grow", HEX4, "--out", str(folder), "--nodes", "1", "--quiet"]) == 2
     assert "being grown by another book grow" in capsys.readouterr().err
+
+
+def test_a_second_grow_is_refused_before_it_reads_the_book_or_imports_torch(hex4_book):
+    import fcntl
+    import os
+    import subprocess
+    import sys
+
+    folder = hex4_book[0]
+    probe = ("import sys; from conhex_zero.cli.main import main; code = main(sys.argv[1:]); "
+             "print('torch imported:', 'torch' in sys.modules, file=sys.stderr); sys.exit(code)")
+    with open(folder / ".grow.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        run = subprocess.run([sys.executable, "-c", probe, "book", "grow", HEX4, "--out", str(folder), "--nodes", "1"],
+                             capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                             timeout=120)
+    err = run.stderr.strip().splitlines()
+    assert run.returncode == 2 and err[-1] == "torch imported: False", err
+    assert "is being grown by another book grow" in err[0]
+
+
+@pytest.mark.slow
+def test_two_grows_started_3_s_apart_keep_every_position_of_the_first(tmp_path):
+    """Issue 58: the second grow read the book before the lock, then compacted its stale copy over
+    the first one's work (30 positions, 5 rounds and a grow record gone, both exit 0)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    folder = tmp_path / "b"
+    command = [sys.executable, "-m", "conhex_zero", "book", "grow", HEX4, "--out", str(folder), "--sims", "48",
+               "--quiet", "--no-exact"]
+    env = {**os.environ, "CONHEX_ZERO_BACKEND": "eager"}
+    first = subprocess.Popen(command + ["--nodes", "120"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    second = subprocess.run(command + ["--nodes", "10"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    out, err = first.communicate(timeout=900)
+    assert first.returncode == 0, err
+    assert second.returncode == 2 and "is being grown by another book grow" in second.stderr
+    opened = open_book(folder)
+    assert len(opened.book) >= 120 and len(opened.runs) == 1  # every position and the first's record kept
 
 
 def test_show_checks_by_games_where_book_and_table_disagree(hex4_book, tmp_path, capsys):

@@ -56,11 +56,36 @@ class OpenBook:
     def model_file(self) -> str:
         return self.runs[-1]["model"]["file"] if self.runs else self.header["model"]["file"]
 
+    def models(self) -> list[dict[str, Any]]:
+        """Every model the book was grown with, first first: ``{"file", "digest", "positions"}``,
+        the positions each model's runs added (issue 58: a book grown on with ``--other-model``
+        named only the last model)."""
+        out: dict[str, dict[str, Any]] = {}
+        first = self.header["model"]
+        out[first["digest"]] = {"file": first["file"], "digest": first["digest"], "positions": 0}
+        for run in self.runs:
+            model = run["model"]
+            entry = out.setdefault(model["digest"], {"file": model["file"], "digest": model["digest"], "positions": 0})
+            entry["positions"] += max(0, int(run.get("nodes_after", 0)) - int(run.get("nodes_before", 0)))
+        counted = sum(m["positions"] for m in out.values())
+        out[first["digest"]]["positions"] += max(0, len(self.book) - counted)  # rounds of a run that never ended
+        return [m for m in out.values() if m["positions"] or m["digest"] == first["digest"]]
+
+    def mixed_models(self) -> str | None:
+        """One line saying that the book mixes models, or None when one model grew it all."""
+        models = self.models()
+        if len(models) < 2:
+            return None
+        return (f"grown with {len(models)} models, its values mix their judgements: " +
+                "; ".join(f"{m['file']} (digest {m['digest']}) {m['positions']} positions" for m in models))
+
 
 def open_book(folder: str | Path) -> OpenBook:
-    header, events = store.read_entries(folder)
+    places: list[str] = []
+    header, events = store.read_entries(folder, places)
     runs = [e for e in events if e.get("type") == "grow"]
-    book = store.replay(header, [e for e in events if e.get("type") != "grow"])
+    kept = [(e, where) for e, where in zip(events, places) if e.get("type") != "grow"]
+    book = store.replay(header, [e for e, _ in kept], places=[where for _, where in kept])
     return OpenBook(Path(folder), header, book, runs)
 
 
@@ -68,13 +93,13 @@ def new_book(folder: str | Path, game: str, start_moves: list[str], start_key: s
              model_digest: str, sims: int, gap_cost: float = GAP_COST, sure_cost: float = SURE_COST) -> OpenBook:
     """Write the header of a new book (the folder must be empty or missing)."""
     folder = Path(folder)
-    if folder.exists() and any(folder.iterdir()):
+    if folder.exists() and any(p.name != ".grow.lock" for p in folder.iterdir()):
         raise BookError(f"{folder} is not empty and holds no book: give book grow an empty or new folder")
     folder.mkdir(parents=True, exist_ok=True)
     header = {"type": "header", "format": store.FORMAT, "game": game, "start": start_moves, "start_key": start_key,
               "model": {"file": model_file, "digest": model_digest},
               "settings": {"sims": sims, "gap_cost": gap_cost, "sure_cost": sure_cost, "search": "analysis"},
-              "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+              "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "sealed": True}
     store.append(folder, [header])
     return OpenBook(folder, header, Book(start_key, gap_cost, sure_cost), [])
 

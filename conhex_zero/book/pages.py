@@ -175,6 +175,9 @@ class PageWriter:
                  f'<p class="note">Numbers on the board and in the tables: {html.escape(CONVENTION)} ({who} to move '
                  f'here). Colours: <span class="legend"></span> 0% to 100%. A number links to its move\'s page where '
                  'that page was written; a dashed ring: the best move not yet in the book (one search).</p>']
+        mixed = self.opened.mixed_models()
+        if rows is not None and mixed:
+            parts.append(f'<p class="note"><b>This book was {html.escape(mixed)}.</b></p>')
         if rows is not None:
             parts.append(self.first_move_table(rows))
         parts.append("<h2>Moves</h2><table><tr><th>move</th><th>win %</th><th>nodes</th><th>proven</th>"

@@ -22,11 +22,23 @@ state, one line per node, edge group and rest, compressed, into ``book.jsonl.gz`
 file renamed over the old one) and then empties ``book.jsonl``; a process killed between the two
 leaves lines in both, which replay to the same book (every line sets a state, so a line read twice
 changes nothing). A shipped book is its ``book.jsonl.gz`` (about a fifth of the plain lines).
+
+**Seals over the set of lines** (issue 58: a deleted ``edge`` line dropped an opening group, and
+nothing noticed). A book whose header says ``"sealed": true`` (every book written since) follows
+each batch of lines (a round of growth; the whole base at a compaction) with a ``seal`` line:
+``lines``, how many lines the file holds before it (seals aside), and ``digest``, the SHA-256 chained
+over their checksums in order. Reading recomputes both and refuses a file whose seal does not match
+(a line deleted, duplicated, reordered or added), naming the file and the seal's line. Lines after
+the last seal of ``book.jsonl`` are a round in flight when its process was killed: dropped, as the
+torn last line is. A base must end with its seal. Books from before the seals (no ``sealed`` in the
+header) are read as before. A seal is a checksum, not a signature: it finds damage and mistakes, not
+an edit made on purpose and sealed again.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import zlib
 from pathlib import Path
@@ -57,6 +69,49 @@ def sealed(entry: dict[str, Any]) -> dict[str, Any]:
     return {**entry, "crc": crc(entry)}
 
 
+class _Sealer:
+    """The running count and chained digest of a file's lines (seal lines aside)."""
+
+    def __init__(self):
+        self.lines, self.digest = 0, hashlib.sha256().hexdigest()
+
+    def add(self, entry: dict[str, Any]) -> None:
+        self.lines += 1
+        self.digest = hashlib.sha256(f"{self.digest} {entry.get('crc')}".encode()).hexdigest()
+
+    def seal(self) -> dict[str, Any]:
+        return sealed({"type": "seal", "lines": self.lines, "digest": self.digest})
+
+
+def _with_seals(entries: list[dict[str, Any]], sealer: _Sealer) -> list[dict[str, Any]]:
+    """``entries`` (checksummed each) followed by the seal of the file they end."""
+    out = []
+    for e in entries:
+        e = sealed(e)
+        sealer.add(e)
+        out.append(e)
+    return out + [sealer.seal()]
+
+
+def _verified(path: Path, numbered: list[tuple[int, dict[str, Any]]], strict: bool) -> list[tuple[int, dict[str, Any]]]:
+    """The lines of a sealed file up to its last seal, every seal checked (``BookError`` naming the
+    file and the seal's line otherwise); ``strict``: no line may follow the last seal (a base)."""
+    sealer, kept, sealed_up_to = _Sealer(), [], 0
+    for number, entry in numbered:
+        if entry.get("type") == "seal":
+            if entry.get("lines") != sealer.lines or entry.get("digest") != sealer.digest:
+                raise BookError(f"{path}:{number}: the seal does not match the {sealer.lines} lines before it (it "
+                                f"seals {entry.get('lines')}): a line was deleted, added, duplicated or moved; a book "
+                                f"is written only by conhex-zero book grow")
+            sealed_up_to = len(kept)
+            continue
+        sealer.add(entry)
+        kept.append((number, entry))
+    if strict and sealed_up_to != len(kept):
+        raise BookError(f"{path}: {len(kept) - sealed_up_to} lines after its last seal: the file was cut or edited")
+    return kept[:sealed_up_to]
+
+
 def book_path(folder: str | Path) -> Path:
     return Path(folder) / BOOK_FILE
 
@@ -73,7 +128,7 @@ def _checked(path: Path, number: int, entry: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def _base_entries(path: Path) -> list[dict[str, Any]]:
+def _base_entries(path: Path) -> list[tuple[int, dict[str, Any]]]:
     try:
         text = gzip.decompress(path.read_bytes()).decode("utf-8")
     except (OSError, EOFError, UnicodeDecodeError, gzip.BadGzipFile) as err:
@@ -86,7 +141,7 @@ def _base_entries(path: Path) -> list[dict[str, Any]]:
             raise BookError(f"{path}:{number}: not a JSON object ({err})") from None
         if not isinstance(entry, dict):
             raise BookError(f"{path}:{number}: not a JSON object")
-        entries.append(_checked(path, number, entry))
+        entries.append((number, _checked(path, number, entry)))
     return entries
 
 
@@ -110,36 +165,63 @@ def header_game(folder: str | Path) -> str | None:
     return game if isinstance(game, str) else None
 
 
-def read_entries(folder: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def read_entries(folder: str | Path, places: list[str] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The header and the events of a book (its compacted base, then the lines appended since),
-    every line's checksum verified."""
+    every line's checksum verified and, in a sealed book, every seal (see the module docstring).
+    ``places``, when given, receives each event's file and line (``book.jsonl.gz:301``)."""
     path, base = book_path(folder), Path(folder) / BASE_FILE
     if not is_book(folder):
         raise BookError(f"{folder} is not a book: it has no {BOOK_FILE} (grow one with conhex-zero book grow CKPT "
                         f"--out {folder})")
-    entries = _base_entries(base) if base.is_file() else []
+    from_base = _base_entries(base) if base.is_file() else []
+    from_log: list[tuple[int, dict[str, Any]]] = []
     try:
         if path.is_file():
-            for number, entry in iter_jsonl(path):
-                if entries and entry.get("type") == "header":
-                    continue  # the header again: a compaction was stopped before it emptied the log
-                entries.append(_checked(path, number, entry))
+            from_log = [(number, _checked(path, number, entry)) for number, entry in iter_jsonl(path)]
     except JsonlError as err:
         raise BookError(str(err)) from None
     except OSError as err:
         raise BookError(f"{path} cannot be read ({err.strerror or err})") from None
-    if not entries or entries[0].get("type") != "header":
+    first = (from_base or from_log or [(0, {})])[0][1]
+    if first.get("type") != "header":
         raise BookError(f"{base if base.is_file() else path} does not start with a book's header line")
-    header = entries[0]
+    if first.get("sealed"):
+        from_base = _verified(base, from_base, strict=True) if from_base else []
+        from_log = _verified(path, from_log, strict=False)
+    else:  # a book from before the seals: read as before
+        from_base = [(n, e) for n, e in from_base if e.get("type") != "seal"]
+        from_log = [(n, e) for n, e in from_log if e.get("type") != "seal"]
+    numbered = [(base.name, n, e) for n, e in from_base]
+    for number, entry in from_log:
+        if numbered and entry.get("type") == "header":
+            continue  # the header again: a compaction was stopped before it emptied the log
+        numbered.append((path.name, number, entry))
+    if not numbered:
+        raise BookError(f"{path}: a sealed book whose first round was never finished (grow it again into a new folder)")
+    header = numbered[0][2]
     if header.get("format") != FORMAT:
         raise BookError(f"{path}: book format {header.get('format')!r}, this conhex-zero reads format {FORMAT}")
-    return header, entries[1:]
+    if places is not None:
+        places.extend(f"{name}:{number}" for name, number, _ in numbered[1:])
+    return header, [e for _, _, e in numbered[1:]]
 
 
-def append(folder: str | Path, entries: Iterable[dict[str, Any]]) -> None:
-    """Append entries (sealed here) and flush them to the disk; a torn last line, left by a process
-    killed while writing, is dropped first (``files.jsonl``)."""
-    append_jsonl(book_path(folder), [sealed(e) for e in entries], sync=True)
+def append(folder: str | Path, entries: Iterable[dict[str, Any]], seal: bool = True) -> None:
+    """Append entries (checksummed here) and, in a sealed book (``seal``), the log's seal after them,
+    and flush them to the disk; a torn last line, left by a process killed while writing, is dropped
+    first (``files.jsonl``)."""
+    path = book_path(folder)
+    entries = list(entries)
+    if seal:
+        sealer = _Sealer()
+        if path.is_file():
+            for _, entry in iter_jsonl(path, warn=lambda _: None):
+                if entry.get("type") != "seal":
+                    sealer.add(entry)
+        entries = _with_seals(entries, sealer)
+    else:
+        entries = [sealed(e) for e in entries]
+    append_jsonl(path, entries, sync=True)
 
 
 def _search_entry(s: Search) -> dict[str, Any]:
@@ -176,8 +258,9 @@ def exact_entry(key: str, result: int) -> dict[str, Any]:
 
 
 def replay(header: dict[str, Any], events: list[dict[str, Any]], gap_cost: float | None = None,
-           sure_cost: float | None = None) -> Book:
-    """The book the events describe (values backed up)."""
+           sure_cost: float | None = None, places: list[str] | None = None) -> Book:
+    """The book the events describe (values backed up); ``places``: each event's file and line, for
+    the error naming a line that does not fit."""
     settings = header.get("settings", {})
     book = Book(header["start_key"], gap_cost=settings.get("gap_cost", 10.0) if gap_cost is None else gap_cost,
                 sure_cost=settings.get("sure_cost", 2.0) if sure_cost is None else sure_cost)
@@ -205,7 +288,8 @@ def replay(header: dict[str, Any], events: list[dict[str, Any]], gap_cost: float
             elif kind == "round":
                 book.rounds.append(e)
         except (KeyError, TypeError, ValueError) as err:
-            raise BookError(f"{BOOK_FILE}:{number}: a {kind} line that does not fit the book ({err!r})") from None
+            where = places[number - 2] if places is not None and number - 2 < len(places) else f"{BOOK_FILE}:{number}"
+            raise BookError(f"{where}: a {kind} line that does not fit the book ({err!r})") from None
     book.update()
     return book
 
@@ -213,7 +297,7 @@ def replay(header: dict[str, Any], events: list[dict[str, Any]], gap_cost: float
 def compact(folder: str | Path, header: dict[str, Any], book: Book, runs: list[dict[str, Any]]) -> None:
     """Write the book's present state (one line per node, edge group, rest and exact result, then
     the rounds and runs) into the compressed base, atomically, then empty the log."""
-    entries: list[dict[str, Any]] = [header]
+    entries: list[dict[str, Any]] = [{**header, "sealed": True}]
     order = book.order()
     for node in order:
         entries.append(node_entry(node))
@@ -229,6 +313,6 @@ def compact(folder: str | Path, header: dict[str, Any], book: Book, runs: list[d
             entries.append(rest_entry(node.key, node.rest))
     entries.extend(book.rounds)
     entries.extend(runs)
-    text = "".join(json.dumps(sealed(e)) + "\n" for e in entries)
+    text = "".join(json.dumps(e) + "\n" for e in _with_seals(entries, _Sealer()))
     write_bytes_atomic(Path(folder) / BASE_FILE, gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
     write_text_atomic(book_path(folder), "")

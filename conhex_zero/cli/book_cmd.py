@@ -4,6 +4,7 @@ searched positions, corrects itself by minimax, and is read as a table or as lin
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shlex
 import sys
 import time
@@ -142,10 +143,27 @@ def run_grow(args: argparse.Namespace) -> int:
     preflight_checkpoint(args.checkpoint)
     out = _out_folder("--out", args.out)
     exists = _is_book(out)
-    if not exists and out.exists() and any(out.iterdir()):
+    if not exists and out.exists() and any(p.name != ".grow.lock" for p in out.iterdir()):
         raise CliError(f"--out {args.out}: the folder holds other files and no book: give a new or empty folder")
     if exists and (args.gap_cost is not None or args.sure_cost is not None):
         raise CliError("--gap-cost and --sure-cost set a new book's costs; this book keeps its own")
+    made = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        # The folder's lock is taken before anything is read (issue 58: a second grow read the book,
+        # spent its start-up, then compacted its stale copy over the first one's work), and before
+        # torch: a second grow is refused at once.
+        with _lock(out):
+            return _grow(args, out, _is_book(out))
+    finally:
+        if made and not _is_book(out):  # refused or failed before the book's first line: leave nothing
+            (out / ".grow.lock").unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                out.rmdir()
+
+
+def _grow(args: argparse.Namespace, out: Path, exists: bool) -> int:
+    """``book grow`` with the folder's lock held."""
     nodes_budget = args.nodes if args.nodes is not None else (None if args.minutes is not None else 200)
 
     from conhex_zero.analysis.solver import HexSolver, SolverError
@@ -212,7 +230,7 @@ def run_grow(args: argparse.Namespace) -> int:
     searches, rounds, last_round = 0, 0, 0.0
     bar = progress_bar(total=nodes_budget, unit="node", desc="growing", disable=args.quiet)
     stopped = ""
-    with _lock(out), bar:
+    with bar:
         try:
             while True:
                 added = len(opened.book) - before
@@ -347,6 +365,8 @@ def run_show(args: argparse.Namespace) -> int:
     data = table_json(rows, game=opened.game, checkpoint=opened.model_file, digest=opened.model_digest,
                       sims=opened.sims, folder=args.book, nodes=len(opened.book), opening=not opened.start_moves,
                       truth_source=source)
+    data["models"] = opened.models()
+    data["mixed_models"] = len(data["models"]) > 1
     if table is not None:
         for entry in data.get("openings", data.get("moves", [])):
             entry["table_win_rate"] = table.get(entry["move"])
@@ -436,6 +456,7 @@ def format_table(opened, rows, source: str | None, top: int = 0, table: dict[str
     lines = [f"{opened.game} book {opened.folder}: {len(opened.book)} positions from {start}, grown with "
              f"{opened.model_file} (digest {opened.model_digest}) for {minutes:.1f} minutes, {opened.sims} "
              f"simulations a position",
+             *([f"warning: {opened.mixed_models()}"] if opened.mixed_models() else []),
              CONVENTION,
              ("no swap: the mover's chance if the second player does not swap (the opening analysis's number); "
               if no_swap_column else "") +
