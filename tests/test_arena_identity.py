@@ -179,6 +179,22 @@ def test_a_line_added_by_hand_among_sealed_ones_is_refused(played, tmp_path, cap
     assert code == 2 and f"{records}:7: a record without its digest among sealed ones" in err, err
 
 
+def test_records_whose_digests_were_all_deleted_are_refused_unless_asked(played, tmp_path, capsys):
+    """Issue 58: with the digest field deleted from every line, the records read as from before the
+    seals, and a game rewritten into a loss was accepted (0.875 reported, 1.000 played)."""
+    records = tmp_path / "m.jsonl"
+    match = ["random", "mcts-rollout:4", "--game", "hex-4", "--games", "6", "--records", str(records)]
+    kept, result = played
+    entries = [json.loads(x) for x in kept.splitlines() if x.strip()]
+    for e in entries:
+        del e["digest"]
+    records.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    code, _, err = _arena(capsys, *match)
+    assert code == 2 and f"{records}: its records carry no digest" in err and "--unsealed-records" in err, err
+    code, again, err = _arena(capsys, *match, "--unsealed-records")  # asked for: read as they are (replayed)
+    assert code == 0 and again["wins"] == result["wins"], err
+
+
 def test_a_deleted_damaged_line_is_played_again(tmp_path, capsys):
     records = tmp_path / "m.jsonl"
     match = ["random", "mcts-rollout:4", "--game", "hex-4", "--games", "6", "--records", str(records)]

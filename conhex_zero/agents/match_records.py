@@ -17,7 +17,10 @@ Each record is sealed: ``digest``, 16 hex digits of the SHA-256 of its canonical
 settings included. A record edited by hand, or a line added by hand, no longer matches, and the
 match refuses to resume, naming its line; a line deleted is a game the match plays again (as for a
 damaged line); only a record rewritten and sealed again with this program's code passes (nothing
-is signed with a secret). A file from before the seals (no record has ``digest``) is read as before.
+is signed with a secret). A records file is sealed or not as a whole (one sealed record makes every
+record's digest required). A file whose records carry no digest at all (written before the seals,
+or every digest deleted: issue 58 found that deleting one field a line let a game rewritten into a
+loss count) is refused unless the caller allows it (``arena --unsealed-records``), naming why.
 """
 
 from __future__ import annotations
@@ -142,11 +145,13 @@ def _check_digest(where: str, entry: dict[str, Any], sealed: bool | None) -> boo
 
 
 def read_match_records(path: str | Path, settings: dict[str, Any], warn: Callable[[str], None],
-                       check: Callable[[list[tuple[str, GameRecord]]], None] | None = None) -> list[GameRecord]:
+                       check: Callable[[list[tuple[str, GameRecord]]], None] | None = None,
+                       allow_unsealed: bool = False) -> list[GameRecord]:
     """The finished games of this match in ``path`` (none when it does not exist), each index once;
     ``MatchRecordsError`` when the file holds games of another match or is not a records file.
     ``check`` gets every record read (with its file and line) before any counts, and raises
-    ``MatchRecordsError`` for one that is not what it says (``record_check.check_records``)."""
+    ``MatchRecordsError`` for one that is not what it says (``record_check.check_records``).
+    ``allow_unsealed``: read a file whose records carry no digest (else refused)."""
     path = Path(path)
     if not path.exists():
         return []
@@ -179,6 +184,10 @@ def read_match_records(path: str | Path, settings: dict[str, Any], warn: Callabl
             read.append((where, record))
     except JsonlError as err:
         raise MatchRecordsError(str(err)) from None
+    if sealed is False and not allow_unsealed:
+        raise MatchRecordsError(f"{path}: its records carry no digest (written before records were sealed, or their "
+                                f"digests deleted), so a changed game would not be noticed: give --unsealed-records to "
+                                f"read them as they are, or move the file away to play the match anew")
     if check is not None:
         check(read)
     return [games[i] for i in sorted(games)]

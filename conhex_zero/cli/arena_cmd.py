@@ -74,6 +74,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--until-decided", action="store_true",
                    help="play rounds until the 99%% interval of the score excludes 1/2 (or --games)")
     p.add_argument("--round", type=Whole(1, MAX_GAMES), default=20, metavar="R", help="games per round with --until-decided")
+    p.add_argument("--unsealed-records", action="store_true",
+                   help="read a --records file whose records carry no digest (written before records were sealed): "
+                   "without this such a file is refused, since a changed game in it would not be noticed")
     p.add_argument("--records", metavar="FILE", help="where each game's record is appended as the game ends "
                    "(default: runs/arena/<P1>-vs-<P2>-<game>-s<seed>-<N>g-<digest>.jsonl, the same for the same "
                    "match; a checkpoint is known by its file's content, so a changed file is another match); when "
@@ -183,7 +186,8 @@ def run(args: argparse.Namespace) -> int:
 
     def read_back() -> list:  # every game of the file, replayed before it counts
         return read_match_records(records, settings, warn=lambda text: warn("arena", text),
-                                  check=lambda read: check_records(env, read, names, settings))
+                                  check=lambda read: check_records(env, read, names, settings),
+                                  allow_unsealed=args.unsealed_records)
 
     try:
         if digests_of(files) != digests:
