@@ -52,6 +52,13 @@ CASES = [
     (["book", "html", "checkpoints/books/hex5-l4h46", "--out", "runs/pages"], "no book at checkpoints/books/hex5-l4h46"),
     (["book", "show", "README.md"], "README.md is a file, not a book folder"),
     (["book", "show", "docs"], "no book at docs"),
+    # issue 58, 5: empty strings were taken (--out '' wrote into the working folder, --host '' listened
+    # on every interface, --after '' grew from the empty board)
+    (["book", "html", "checkpoints/books/hex4-l3h32", "--out", ""], "--out: an empty value"),
+    (["serve", "random", "--host", ""], "--host: an empty value"),
+    (["serve", "random", "--allow-host", " "], "--allow-host: an empty value"),
+    (["book", "grow", "checkpoints/hex4-l3h32.pt", "--out", "runs/b", "--after", ""], "--after: an empty value"),
+    (["arena", "random", "random", "--records", ""], "--records: an empty value"),
     (["bench", "search", "--model", "l9"], "model name 'l9'"),
     (["bench", "env", "--game", "hexx"], "unknown game 'hexx'"),
     (["train", "--config", "none.yaml"], "config file none.yaml does not exist"),
@@ -89,6 +96,19 @@ CASES = [
      "--run-dir pyproject.toml/run: pyproject.toml is not a directory"),
     (["train", "--config", "configs/tiny.yaml", "--run-dir", "/proc/x/run"], "--run-dir /proc/x/run: cannot write in /proc"),
 ]
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("CONHEX_ZERO_BACKEND", "bogus", "CONHEX_ZERO_BACKEND='bogus' is none of auto, aoti, eager"),
+    ("CONHEX_ZERO_BUILD", "later", "CONHEX_ZERO_BUILD='later' is none of background, wait"),
+    ("CONHEX_ZERO_CACHE", "", "CONHEX_ZERO_CACHE is empty"),
+])
+def test_an_unknown_environment_value_is_refused(monkeypatch, name, value, message):
+    """Issue 58: CONHEX_ZERO_BACKEND=bogus ran as auto without a word (--backend bogus was refused)."""
+    monkeypatch.setenv(name, value)
+    code, err = run_fresh(["rules", "hex"], ROOT)
+    assert code == 2 and err[-1] == "torch imported: False", err
+    assert len(err) == 2 and message in err[0], err
 
 
 @pytest.mark.parametrize("args, message", CASES, ids=[" ".join(a)[:40] for a, _ in CASES])

@@ -57,10 +57,62 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    refusal = empty_option(parser, args) or environment_problem()
+    if refusal:  # one line, before anything runs (issue 58: an empty --out wrote into the working folder)
+        print(f"conhex-zero {args.command}: error: {refusal}", file=sys.stderr)
+        return 2
     from conhex_zero.train.interrupt import handle_sigint
 
     handle_sigint()  # Ctrl-C and kill -INT stop every command, also one started in the background
     return run_command(args.command, args.run, args)
+
+
+def _chosen_parsers(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[argparse.ArgumentParser]:
+    """The parser and every subparser on the command's path (``book html`` -> main, book, html)."""
+    chain, current = [parser], parser
+    while True:
+        sub = next((a for a in current._actions if isinstance(a, argparse._SubParsersAction)), None)
+        name = getattr(args, sub.dest, None) if sub is not None else None
+        if sub is None or name not in sub.choices:
+            return chain
+        current = sub.choices[name]
+        chain.append(current)
+
+
+def empty_option(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str | None:
+    """Why an option was given an empty value (``--out ''``), or None: an empty string is never a
+    file, a folder, a host or a move list, and taking it as one does the wrong thing quietly."""
+    for chosen in _chosen_parsers(parser, args):
+        for action in chosen._actions:
+            if not action.option_strings or action.dest in ("help", "version"):
+                continue
+            value = getattr(args, action.dest, None)
+            values = value if isinstance(value, (list, tuple)) else [value]
+            if any(isinstance(v, str) and not v.strip() for v in values):
+                return f"{action.option_strings[-1]}: an empty value (give one, or leave the option out)"
+    return None
+
+
+ENVIRONMENT = {
+    "CONHEX_ZERO_BACKEND": ("auto", "aoti", "eager"),
+    "CONHEX_ZERO_BUILD": ("background", "wait"),
+    "CONHEX_ZERO_HOST_READS": ("0", "1"),
+}
+"""The environment variables conhex-zero reads, with the values each takes (``CONHEX_ZERO_CACHE``:
+any folder, not empty)."""
+
+
+def environment_problem() -> str | None:
+    """Why a conhex-zero environment variable cannot be used, or None (issue 58:
+    ``CONHEX_ZERO_BACKEND=bogus`` ran as auto without a word)."""
+    for name, allowed in ENVIRONMENT.items():
+        value = os.environ.get(name)
+        if value is not None and value.strip().lower() not in allowed:
+            return f"the environment variable {name}={value[:40]!r} is none of {', '.join(allowed)}"
+    cache = os.environ.get("CONHEX_ZERO_CACHE")
+    if cache is not None and not cache.strip():
+        return "the environment variable CONHEX_ZERO_CACHE is empty (a folder for the native packages, or unset)"
+    return None
 
 
 EXPECTED_ERRORS = (
