@@ -5,6 +5,7 @@ interpreter, and the test asserts it ended with one error line and exit code 2 w
 ``sys.modules`` (the CPU seconds themselves are measured by benchmarks/fast_errors.py, not here)."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -161,3 +162,28 @@ def test_a_cut_or_damaged_carried_state_is_refused_before_torch(tmp_path):
             code, err = run_fresh(args, tmp_path)
             assert code == 2 and err[-1] == "torch imported: False", err
             assert len(err) == 2 and words in err[0] and "restore the line's carry.pt" in err[0], err
+
+
+def test_a_book_refusal_needs_no_torch(tmp_path):
+    """Issue 58, 7: a book of another model or start, a damaged or cut book, a missing base: refused
+    before torch (they cost 2.7-4.1 s of CPU)."""
+    import gzip
+
+    book = tmp_path / "b"
+    shutil.copytree(ROOT / "checkpoints" / "books" / "hex4-l3h32", book)
+    hex4, hex5 = str(ROOT / "checkpoints" / "hex4-l3h32.pt"), str(ROOT / "checkpoints" / "hex5-l4h64.pt")
+    cases = [(["book", "grow", hex5, "--out", str(book), "--nodes", "1"], "is another model"),
+             (["book", "grow", hex4, "--out", str(book), "--nodes", "1", "--after", "a1"], "asks for another start")]
+    for args, message in cases:
+        code, err = run_fresh(args, tmp_path)
+        assert code == 2 and err[-1] == "torch imported: False" and message in err[0], err
+    base = book / "book.jsonl.gz"
+    lines = gzip.decompress(base.read_bytes()).decode().splitlines(keepends=True)
+    base.write_bytes(gzip.compress("".join(lines[:5] + lines[6:]).encode()))  # a line deleted
+    for args in (["book", "show", str(book)], ["book", "html", str(book), "--out", str(tmp_path / "p")],
+                 ["book", "grow", hex4, "--out", str(book), "--nodes", "1"]):
+        code, err = run_fresh(args, tmp_path)
+        assert code == 2 and err[-1] == "torch imported: False" and "the seal does not match" in err[0], err
+    base.unlink()  # a book whose base is gone and whose log is empty
+    code, err = run_fresh(["book", "show", str(book)], tmp_path)
+    assert code == 2 and err[-1] == "torch imported: False", err

@@ -165,6 +165,21 @@ def run_grow(args: argparse.Namespace) -> int:
 def _grow(args: argparse.Namespace, out: Path, exists: bool) -> int:
     """``book grow`` with the folder's lock held."""
     nodes_budget = args.nodes if args.nodes is not None else (None if args.minutes is not None else 200)
+    if exists:  # torch-free checks first: a damaged book, another model or start is refused at once
+        from conhex_zero.book import folder as book_folder
+        from conhex_zero.book.store import BookError
+        from conhex_zero.nn.checkpoint_files import checkpoint_digest
+
+        try:
+            early = book_folder.open_book(out)
+            given = None if args.after is None else [m.strip().lower() for m in args.after]
+            if given is not None and given != [m.lower() for m in early.start_moves]:
+                raise BookError(f"{out} starts at {' '.join(early.start_moves) or 'the empty board'}; --after "
+                                f"{' '.join(args.after)} asks for another start (grow another book in another folder)")
+            book_folder.check_same(early, early.game, early.start_moves, checkpoint_digest(args.checkpoint),
+                                   args.checkpoint, args.other_model)
+        except BookError as err:
+            raise CliError(str(err)) from None
 
     from conhex_zero.analysis.solver import HexSolver, SolverError
     from conhex_zero.book import folder as book_folder
@@ -296,15 +311,16 @@ def load_table(folder: str):
     """The opened book, its game's env, start state and first-move table (with the truth where known)."""
     from conhex_zero.book import folder as book_folder
     from conhex_zero.book.store import BookError
+
+    _book_folder(folder)
+    try:  # torch-free: a damaged or cut book is refused before torch is imported (issue 58)
+        opened = book_folder.open_book(folder)
+    except BookError as err:
+        raise CliError(str(err)) from None
     from conhex_zero.book.table import move_table
     from conhex_zero.env.notation import play_moves
     from conhex_zero.env.vec_env import VecEnv
 
-    _book_folder(folder)
-    try:
-        opened = book_folder.open_book(folder)
-    except BookError as err:
-        raise CliError(str(err)) from None
     env = VecEnv(opened.game, "cpu")
     start = play_moves(env, opened.start_moves) if opened.start_moves else env.initial_state(1)
     if opened.book.start not in opened.book.nodes:
