@@ -90,6 +90,43 @@ def test_a_line_whose_carry_is_missing_never_starts_over_on_its_own_files(two_pi
     assert _files(line) == before
 
 
+def test_a_lines_refusals_need_no_torch(two_pieces, tmp_path):
+    """Issue 58, 7: another line's carry.pt, a checkpoint that is not its record's model and --out
+    into another line were refused after torch (2.8-3.6 s of CPU); now from the files' plain fields."""
+    import os
+    import subprocess
+    import sys
+
+    probe = ("import sys; from conhex_zero.cli.main import main; code = main(sys.argv[1:]); "
+             "print('torch imported:', 'torch' in sys.modules, file=sys.stderr); sys.exit(code)")
+
+    def fresh(*args):
+        run = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=ROOT,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+        return run.returncode, run.stderr.strip().splitlines()
+
+    line, first_carry = _copy(two_pieces, tmp_path)
+    other = tmp_path / "other"
+    shutil.copytree(line, other)
+    data = file_seal.load(other / "carry.pt")
+    data["line"] = {"id": OTHER_ID, "piece": 2}
+    file_seal.save(data, other / "carry.pt")
+    for path in list((other).glob("*.jsonl")) + list((other / "logs").glob("*.log")):
+        path.write_text(path.read_text().replace(Line(line).read_carry()["line"]["id"], OTHER_ID))
+    code, err = fresh("piece", str(line), "--out", str(other))  # --out into another line
+    assert code == 2 and err[-1] == "torch imported: False" and f"holds line {OTHER_ID}" in err[0], err
+    (line / "carry.pt").write_bytes((other / "carry.pt").read_bytes())  # another line's carry.pt copied in
+    code, err = fresh("piece", str(line))
+    assert code == 2 and err[-1] == "torch imported: False" and f"is line {OTHER_ID}'s state" in err[0], err
+    shutil.rmtree(line)
+    line, _ = _copy(two_pieces, tmp_path / "again")
+    newest = sorted((line / "checkpoints").glob("iter_*.pt"))[-1]
+    oldest = sorted((line / "checkpoints").glob("iter_*.pt"))[0]
+    newest.write_bytes(oldest.read_bytes())  # a checkpoint that is not its record's model
+    code, err = fresh("piece", str(line))
+    assert code == 2 and err[-1] == "torch imported: False" and newest.name in err[0], err
+
+
 def test_the_line_id_is_learnt_from_each_kind_of_file(tmp_path):
     line = Line(tmp_path / "line")
     line.logs.mkdir(parents=True)

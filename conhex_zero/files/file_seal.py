@@ -18,9 +18,14 @@ shipped checkpoints), or by hand; they are read unverified.
 
 from __future__ import annotations
 
+import builtins
+import collections
 import hashlib
+import io
 import os
+import pickle
 import struct
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -124,3 +129,48 @@ def load(path: str | Path, mmap: bool = False) -> Any:
     with warnings.catch_warnings():  # e.g. a refused pickle's advice, or foreign pickle protocols
         warnings.simplefilter("ignore")
         return torch.load(path, map_location="cpu", weights_only=True, **({"mmap": True} if mmap else {}))
+
+
+class _Ignored:
+    """Stands for anything torch would build (a tensor, a storage, a dtype): ``peek`` keeps none."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __call__(self, *args, **kwargs):
+        return None
+
+    def __setstate__(self, state):
+        pass
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """Reads a torch file's pickle without torch: plain data as it is, every tensor as None, and
+    nothing that could run code (only torch's own names and plain containers are resolved)."""
+
+    def find_class(self, module: str, name: str):
+        if module == "collections" and name == "OrderedDict":
+            return collections.OrderedDict
+        if module == "builtins" and name in ("set", "frozenset", "tuple", "list", "dict", "slice"):
+            return getattr(builtins, name)
+        if module.split(".")[0] == "torch":
+            return _Ignored
+        raise pickle.UnpicklingError(f"{module}.{name} is not plain data")
+
+    def persistent_load(self, pid):
+        return None
+
+
+def peek(path: str | Path, keys: tuple[str, ...]) -> dict[str, Any]:
+    """The plain fields ``keys`` of a sealed torch file (a state or ``carry.pt``), read without torch
+    (its tensors read as None), after its seal is verified: a refusal that needs only such fields
+    (a line's id) answers before torch is imported (issue 58)."""
+    verify(path)
+    with zipfile.ZipFile(path) as archive:
+        name = next((n for n in archive.namelist() if n.endswith("/data.pkl") or n == "data.pkl"), None)
+        if name is None:
+            raise SealError(f"{path} holds no data.pkl: not a torch file")
+        data = _PlainUnpickler(io.BytesIO(archive.read(name))).load()
+    if not isinstance(data, dict):
+        return {}
+    return {k: data[k] for k in keys if k in data}
