@@ -195,6 +195,34 @@ def test_records_whose_digests_were_all_deleted_are_refused_unless_asked(played,
     assert code == 0 and again["wins"] == result["wins"], err
 
 
+def test_an_edited_record_or_another_matchs_file_is_refused_before_torch(played, tmp_path):
+    """Issue 58, 7: these refusals came after torch (2.1-3.1 s of CPU)."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    probe = ("import sys; from conhex_zero.cli.main import main; code = main(sys.argv[1:]); "
+             "print('torch imported:', 'torch' in sys.modules, file=sys.stderr); sys.exit(code)")
+
+    def fresh(*args):
+        run = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=root,
+                             env={**os.environ, "PYTHONPATH": str(root)}, timeout=120)
+        return run.returncode, run.stderr.strip().splitlines()
+
+    records = tmp_path / "m.jsonl"
+    kept, _ = played
+    entries = [json.loads(x) for x in kept.splitlines() if x.strip()]
+    entries[2]["plies"] += 1  # edited by hand
+    records.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    match = ["random", "mcts-rollout:4", "--game", "hex-4", "--games", "6", "--records", str(records)]
+    code, err = fresh("arena", *match)
+    assert code == 2 and err[-1] == "torch imported: False" and "the record is not as the arena wrote it" in err[0], err
+    records.write_text(kept)
+    code, err = fresh("arena", "random", "mcts-rollout:5", "--game", "hex-4", "--games", "6", "--records", str(records))
+    assert code == 2 and err[-1] == "torch imported: False" and "holds games of another match (players" in err[0], err
+
+
 def test_a_deleted_damaged_line_is_played_again(tmp_path, capsys):
     records = tmp_path / "m.jsonl"
     match = ["random", "mcts-rollout:4", "--game", "hex-4", "--games", "6", "--records", str(records)]

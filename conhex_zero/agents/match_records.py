@@ -30,10 +30,12 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from conhex_zero.agents.match_result import GameRecord
 from conhex_zero.files.jsonl import append_jsonl, iter_jsonl
+
+if TYPE_CHECKING:  # the records themselves need the result module (and torch); the checks below do not
+    from conhex_zero.agents.match_result import GameRecord
 
 SETTINGS_ORDER = ("players", "checkpoints", "game", "seed", "games", "sims", "opening_plies", "fixed_openings", "until_decided",
                   "round")
@@ -73,7 +75,9 @@ def default_records_path(settings: dict[str, Any], names: tuple[str, str]) -> Pa
             f"{_slug(names[0])}-vs-{_slug(names[1])}-{game}-s{settings['seed']}-{settings['games']}g-{digest}.jsonl")
 
 
-def _record(entry: dict[str, Any], where: str) -> GameRecord:
+def _record(entry: dict[str, Any], where: str) -> "GameRecord":
+    from conhex_zero.agents.match_result import GameRecord
+
     fields = {"index": int, "game": str, "seed": int, "first": str, "second": str, "moves": list, "opening": int,
               "winner": int, "winner_name": str, "result": str}
     for key, kind in fields.items():
@@ -193,7 +197,41 @@ def read_match_records(path: str | Path, settings: dict[str, Any], warn: Callabl
     return [games[i] for i in sorted(games)]
 
 
-def append_record(path: str | Path, record: GameRecord) -> None:
+def preflight_records(path: str | Path, players: list[str], checkpoints: Sequence[str | None], settings: dict[str, Any],
+                      allow_unsealed: bool = False) -> None:
+    """The checks of ``read_match_records`` that need no game or model (issue 58: they came after
+    torch, 2.1-3.1 s of CPU): every record's seal, the file sealed or not as a whole, and the
+    settings known before the game is (``players``, ``checkpoints`` and the keys of ``settings``)
+    the same as this match's. ``MatchRecordsError`` otherwise; the full read checks again."""
+    path = Path(path)
+    if not path.is_file():
+        return
+    from conhex_zero.files.jsonl import JsonlError
+
+    ours = {"players": list(players), "checkpoints": list(checkpoints), **settings}
+    sealed: bool | None = None
+    try:
+        for number, entry in iter_jsonl(path, warn=lambda _: None):
+            sealed = _check_digest(f"{path}:{number}", entry, sealed)
+            theirs = entry.get("match")
+            if not isinstance(theirs, dict):
+                continue  # the full read says so
+            partial = {k: theirs.get(k) for k in ours}
+            if partial != ours:
+                changed = _changed_checkpoint(path, theirs, {**theirs, **ours})
+                if changed:
+                    raise MatchRecordsError(changed)
+                raise MatchRecordsError(f"{path} holds games of another match ({_difference(partial, ours)}): "
+                                        f"choose another --records, or move the file away to play this match")
+    except JsonlError as err:
+        raise MatchRecordsError(str(err)) from None
+    if sealed is False and not allow_unsealed:
+        raise MatchRecordsError(f"{path}: its records carry no digest (written before records were sealed, or their "
+                                f"digests deleted), so a changed game would not be noticed: give --unsealed-records to "
+                                f"read them as they are, or move the file away to play the match anew")
+
+
+def append_record(path: str | Path, record: "GameRecord") -> None:
     """One game appended as one complete line, sealed with its digest (``seal``), and flushed to the
     disk before the next game is played (a torn last line left by a crash is dropped first, with a
     warning)."""

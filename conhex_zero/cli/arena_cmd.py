@@ -146,6 +146,17 @@ def run(args: argparse.Namespace) -> int:
     preflight_players([args.player1, args.player2], args.sims)
     files = checkpoint_files([args.player1, args.player2])
     digests = digests_of(files)  # what each checkpoint file holds now: read before the models are
+    if args.records:  # an edited record, or another match's file, is refused before torch
+        from conhex_zero.agents.match_records import MatchRecordsError, preflight_records
+
+        known = {"seed": args.seed, "games": args.games, "sims": args.sims, "opening_plies": args.opening_plies,
+                 "fixed_openings": args.fixed_openings, "until_decided": args.until_decided,
+                 "round": args.round if args.until_decided else None}
+        try:
+            preflight_records(args.records, [args.player1, args.player2], digests, known,
+                              allow_unsealed=args.unsealed_records)
+        except MatchRecordsError as err:
+            raise CliError(str(err)) from None
     from conhex_zero.agents.arena import play_match, play_until_decided
     from conhex_zero.agents.match_openings import OpeningError, check_opening_length
     from conhex_zero.agents.match_records import (MatchRecordsError, append_record, default_records_path,
