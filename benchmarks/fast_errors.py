@@ -55,17 +55,79 @@ COMMANDS = {
     "arena CUT.pt random (a cut checkpoint)": ["arena", "{cut}", "random"],
     "piece LINE (a cut carry.pt)": ["piece", "{line}"],
     "rate LINE (a cut carry.pt)": ["rate", "{line}"],
+    # issue 58, item 10: refusals that came after torch (2.1-4.1 s of CPU)
+    "book grow (another model)": ["book", "grow", "checkpoints/hex5-l4h64.pt", "--out", "{book}", "--nodes", "1"],
+    "book grow --after a1 (another start)": ["book", "grow", "checkpoints/hex4-l3h32.pt", "--out", "{book}", "--after", "a1"],
+    "book grow (held lock)": ["book", "grow", "checkpoints/hex4-l3h32.pt", "--out", "{locked}", "--nodes", "1"],
+    "book show (a line deleted)": ["book", "show", "{damaged}"],
+    "book show (a file, not a folder)": ["book", "show", "{file}"],
+    "book show (missing)": ["book", "show", "{file}-missing"],
+    "piece LINE (another line's carry.pt)": ["piece", "{mixed}"],
+    "piece LINE --out OTHER (another line)": ["piece", "{line6}", "--out", "{foreign}"],
+    "arena --records (an edited record)": ["arena", "random", "random", "--game", "hex-3", "--games", "2",
+                                           "--records", "{edited}"],
+    "arena --records (another match)": ["arena", "random", "mcts-rollout:3", "--game", "hex-3", "--games", "2",
+                                        "--records", "{records}"],
+    "CONHEX_ZERO_BACKEND=bogus rules hex": ["rules", "hex", "{env:CONHEX_ZERO_BACKEND=bogus}"],
+    "book html --out ''": ["book", "html", "{book}", "--out", ""],
 }
 
 
 def cpu_seconds(args: list[str]) -> tuple[float, int, str]:
-    """CPU seconds (user + system) of ``conhex-zero ARGS`` in a new process, its exit code and stderr."""
+    """CPU seconds (user + system) of ``conhex-zero ARGS`` in a new process, its exit code and stderr
+    (a word ``{env:NAME=VALUE}`` sets an environment variable instead)."""
+    env = dict(os.environ)
+    for word in [w for w in args if w.startswith("{env:")]:
+        name, _, value = word[5:-1].partition("=")
+        env[name] = value
+    args = [w for w in args if not w.startswith("{env:")]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run([sys.executable, "-m", "conhex_zero.cli.main", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, cwd=ROOT)
+                          stdin=subprocess.DEVNULL, cwd=ROOT, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return used, proc.returncode, proc.stderr.strip()
+
+
+def _issue58_files(scratch: Path) -> dict[str, str]:
+    """A book (and a locked and a damaged copy), a line and another line's copy of it, and records
+    of a tiny match (and an edited copy), for issue 58's refusals."""
+    import gzip
+    import shutil
+
+    from conhex_zero.files import file_seal
+
+    book = scratch / "book"
+    shutil.copytree(ROOT / "checkpoints" / "books" / "hex4-l3h32", book)
+    locked, damaged = scratch / "locked", scratch / "damaged"
+    shutil.copytree(book, locked)
+    shutil.copytree(book, damaged)
+    base = damaged / "book.jsonl.gz"
+    lines = gzip.decompress(base.read_bytes()).decode().splitlines(keepends=True)
+    base.write_bytes(gzip.compress("".join(lines[:5] + lines[6:]).encode()))
+    line6, foreign = scratch / "line6", scratch / "foreign"
+    shutil.copytree(ROOT / "checkpoints" / "lines" / "hex6", line6)
+    shutil.copytree(line6, foreign)
+    data = file_seal.load(foreign / "carry.pt")
+    own = data.get("line", {}).get("id")
+    data["line"] = {"id": "0123456789abcdef", "piece": 2}
+    file_seal.save(data, foreign / "carry.pt")
+    if own:  # the copy's other files name the other id too: a line of its own
+        for path in list(foreign.glob("*.jsonl")) + list((foreign / "logs").glob("*.log")):
+            path.write_text(path.read_text().replace(own, "0123456789abcdef"))
+    else:  # the line's files name no id: give its copy a carry.pt of another line only
+        (line6 / "pieces.jsonl").write_text((line6 / "pieces.jsonl").read_text().replace('"piece": 1,', '"piece": 1, "line_id": "fedcba9876543210",'))
+    mixed = scratch / "mixed"  # the line with another line's carry.pt copied in
+    shutil.copytree(line6, mixed)
+    shutil.copyfile(foreign / "carry.pt", mixed / "carry.pt")
+    records, edited = scratch / "m.jsonl", scratch / "edited.jsonl"
+    subprocess.run([sys.executable, "-m", "conhex_zero.cli.main", "arena", "random", "random", "--game", "hex-3",
+                    "--games", "2", "--records", str(records)], capture_output=True, cwd=ROOT, check=True)
+    entries = [json.loads(x) for x in records.read_text().splitlines() if x.strip()]
+    entries[0]["plies"] += 1
+    edited.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    return {"{book}": str(book), "{locked}": str(locked), "{damaged}": str(damaged), "{foreign}": str(foreign),
+            "{line6}": str(line6), "{mixed}": str(mixed), "{records}": str(records), "{edited}": str(edited)}
 
 
 def main() -> int:
@@ -88,9 +150,14 @@ def main() -> int:
         (line / "checkpoints" / "iter_0020.pt").write_bytes(b"")
         carry = (ROOT / "checkpoints" / "lines" / "conhex-gpu" / "carry.pt").read_bytes()
         (line / "carry.pt").write_bytes(carry[: len(carry) // 2])
-        places = {"{run}": str(run), "{file}": str(a_file), "{cut}": str(cut), "{line}": str(line)}
+        places = {"{run}": str(run), "{file}": str(a_file), "{cut}": str(cut), "{line}": str(line),
+                  **_issue58_files(Path(scratch))}
         lock = RunLock(run)
         lock.acquire(note=lambda _: None)  # this process "trains" the run
+        import fcntl
+
+        held = open(Path(places["{locked}"]) / ".grow.lock", "w")
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # this process "grows" the book
         try:
             for label, command in COMMANDS.items():
                 words = [places.get(w, w).replace("{file}", places["{file}"]) for w in command]
@@ -102,6 +169,7 @@ def main() -> int:
                 print(f"{label:<44} {best:5.2f} s CPU  exit {code}  {err.splitlines()[0][:90] if err else ''}")
         finally:
             lock.release()
+            held.close()
     result = {"benchmark": "fast_errors", "date": time.strftime("%Y-%m-%d"), "python": platform.python_version(),
               "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
               "load_1min": round(os.getloadavg()[0], 2), "repeats": args.repeats, "rows": rows}

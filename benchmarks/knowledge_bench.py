@@ -168,7 +168,10 @@ def main(argv: list[str] | None = None) -> int:
                      "machine": platform.processor() or platform.machine(), "candidates": {}}
     for b in boards.values():
         results.setdefault("sizes", {})[b.spec] = {"train": int(b.train_index.numel()), "test": int(b.test_index.numel())}
-    candidates = [(name, None) for name in args.models] + [(Path(c).stem, c) for c in args.checkpoints]
+    stems = [Path(c).stem for c in args.checkpoints]
+    labels = [stem if stems.count(stem) == 1 else f"{Path(c).parent.parent.name}/{stem}"
+              for stem, c in zip(stems, args.checkpoints)]  # runs/x/checkpoints/iter_0200.pt -> x/iter_0200
+    candidates = [(name, None) for name in args.models] + list(zip(labels, args.checkpoints))
     for label, path in candidates:
         torch.manual_seed(args.seed)
         model = load_checkpoint(path).model if path else GraphNet(ModelConfig.from_name(label))
@@ -177,11 +180,11 @@ def main(argv: list[str] | None = None) -> int:
         row["parameters"] = num_parameters(model)
         row["model"] = model.config.name
         results["candidates"][label] = row
-    print(f"{'candidate':<16} {'params':>8} {'steps':>6} {'pos/cpu-s':>9} " + " ".join(
+    print(f"{'candidate':<20} {'params':>8} {'steps':>6} {'pos/cpu-s':>9} " + " ".join(
         f"{b.spec + ' sign':>11} {'mse':>5}" for b in test_boards) + f" {'all sign':>8}")
     for label, row in results["candidates"].items():
         final = row["final"]
-        print(f"{label:<16} {row['parameters']:>8,} {row['steps']:>6} {row['positions_per_cpu_s']:>9.0f} " + " ".join(
+        print(f"{label:<20} {row['parameters']:>8,} {row['steps']:>6} {row['positions_per_cpu_s']:>9.0f} " + " ".join(
             f"{final[b.spec]['sign']:>11.3f} {final[b.spec]['mse']:>5.3f}" for b in test_boards) + f" {final['all']['sign']:>8.3f}")
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
