@@ -16,7 +16,8 @@ beside the command by a low-priority process). The ratio auto / eager is the iss
 most 1.2). Each command is stopped once it has answered (a background build it started is left to
 finish, then its folder is removed).
 
-Writes ``--json`` (default ``benchmarks/results/first_move.json``) and prints a table.
+Writes ``--json`` (default ``runs/bench/first_move.json``; the published results are
+``benchmarks/results/first_move.json``) and prints a table.
 """
 
 from __future__ import annotations
@@ -86,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--busy", type=int, nargs="+", default=[0, 2], help="busy processes beside (default 0 2)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=900.0)
-    parser.add_argument("--json", default="benchmarks/results/first_move.json")
+    parser.add_argument("--json", default="runs/bench/first_move.json",
+                        help="where the results go (benchmarks/results/first_move.json holds the published ones)")
     args = parser.parse_args(argv)
     rows: dict = {}
     for busy in args.busy:

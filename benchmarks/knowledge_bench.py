@@ -17,8 +17,9 @@ boards (their time is not counted): the share whose value has the exact result's
 wrong) and the value's squared error, overall and by stage (empty cells: late at most 8, middle
 9-16, early 17 or more).
 
-Prints a table and writes ``--json`` (default ``benchmarks/results/knowledge.json``): per
-candidate its steps, positions a CPU second, and each score along the way.
+Prints a table and writes ``--json`` (default ``runs/bench/knowledge.json``; the published results
+are ``benchmarks/results/knowledge.json``): per candidate its steps, positions a CPU second, and each
+score along the way.
 """
 
 from __future__ import annotations
@@ -154,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--test-boards", nargs="*", help="boards to score on (default: all in the data)")
     parser.add_argument("--held-out", type=float, default=0.2)
     parser.add_argument("--seed", type=int, default=0, help="the networks' initial weights and batches")
-    parser.add_argument("--json", default="benchmarks/results/knowledge.json")
+    parser.add_argument("--json", default="runs/bench/knowledge.json",
+                        help="where the results go (benchmarks/results/knowledge.json holds the published ones)")
     args = parser.parse_args(argv)
     if not args.models and not args.checkpoints:
         parser.error("name --models or --checkpoints")

@@ -80,6 +80,8 @@ SCRIPT_SHRINK: dict[str, dict[str, tuple[object, bool]]] = {
     "measure_model.py": {"--games": (2, True), "--sims": (SMALL_SIMS, True), "--equal-time-games": (0, True)},
     "ab_search.py": {"--games": (2, True), "--sims": (SMALL_SIMS, True)},
     "bench_book.py": {"--nodes": (12, True), "--sims": (SMALL_SIMS, True), "--batch": (8, True)},
+    "knowledge_bench.py": {"--seconds": (1, True)},
+    "bench_first_move.py": {"--repeats": (1, True), "--sims": (SMALL_SIMS, True), "--busy": (0, True)},
     "bench_one_position.py": {"--sims": (SMALL_SIMS, True), "--seconds": (SMALL_SECONDS, True), "--repeats": (1, True),
                               "--sims-large": (SMALL_SIMS, False), "--batch-large": (8, False)},
 }
