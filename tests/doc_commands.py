@@ -81,6 +81,7 @@ SCRIPT_SHRINK: dict[str, dict[str, tuple[object, bool]]] = {
     "ab_search.py": {"--games": (2, True), "--sims": (SMALL_SIMS, True)},
     "bench_book.py": {"--nodes": (12, True), "--sims": (SMALL_SIMS, True), "--batch": (8, True)},
     "knowledge_bench.py": {"--seconds": (1, True)},
+    "bench_reach_speed.py": {"--rounds": (1, True), "--seconds": (SMALL_SECONDS, True), "--sims": (SMALL_SIMS, True)},
     "bench_first_move.py": {"--repeats": (1, True), "--sims": (SMALL_SIMS, True), "--busy": (0, True)},
     "bench_one_position.py": {"--sims": (SMALL_SIMS, True), "--seconds": (SMALL_SECONDS, True), "--repeats": (1, True),
                               "--sims-large": (SMALL_SIMS, False), "--batch-large": (8, False)},
