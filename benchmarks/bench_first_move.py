@@ -13,8 +13,8 @@ core) and each command, in turn (interleaved, ``--repeats`` rounds):
 once with ``--backend eager`` and once with the default backend and an **empty** native cache (a
 new ``CONHEX_ZERO_CACHE`` folder each time: what a new user meets; the packages are then built
 beside the command by a low-priority process). The ratio auto / eager is the issue's measure (at
-most 1.2). Each command is stopped once it has answered (a background build it started is left to
-finish, then its folder is removed).
+most 1.2). Each command is stopped once it has answered, with the background builds it started,
+and its cache folder is removed.
 
 Writes ``--json`` (default ``runs/bench/first_move.json``; the published results are
 ``benchmarks/results/first_move.json``) and prints a table.
@@ -71,11 +71,9 @@ def measure(kind: str, backend: str, checkpoint: str, move: str, sims: int, time
         if kind == "play":
             return _first_answer(base + ["play", checkpoint, "--sims", str(sims)], f"{move}\n", " plays ", env, timeout)
         return _first_answer(base + ["gtp", checkpoint, "--sims", str(sims)], "genmove b\n", "= ", env, timeout)
-    finally:
-        deadline = time.time() + 600  # let a background build end before its folder goes
-        jobs = cache / "jobs"
-        while time.time() < deadline and jobs.exists() and any(jobs.iterdir()):
-            time.sleep(1)
+    finally:  # the background builds this command started are stopped, then their folder goes
+        subprocess.run(["pkill", "-f", f"native_worker {cache}"], capture_output=True)
+        time.sleep(0.5)
         shutil.rmtree(cache, ignore_errors=True)
 
 
