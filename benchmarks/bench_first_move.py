@@ -9,6 +9,8 @@ core) and each command, in turn (interleaved, ``--repeats`` rounds):
 * ``play CKPT --sims N``, a human move piped in: the seconds from the command's start to the line
   with the AI's first move;
 * ``gtp CKPT --sims N``, ``genmove b`` piped in: the seconds to the answer;
+* ``openings OPENINGS_CKPT`` (``--openings``, default the Hex 5x5 model, its default settings): the
+  whole command's seconds;
 
 once with ``--backend eager`` and once with the default backend and an **empty** native cache (a
 new ``CONHEX_ZERO_CACHE`` folder each time: what a new user meets; the packages are then built
@@ -70,6 +72,11 @@ def measure(kind: str, backend: str, checkpoint: str, move: str, sims: int, time
     try:
         if kind == "play":
             return _first_answer(base + ["play", checkpoint, "--sims", str(sims)], f"{move}\n", " plays ", env, timeout)
+        if kind == "openings":
+            started = time.perf_counter()
+            subprocess.run(base + ["openings", checkpoint, "--json", str(cache / "o.json")], capture_output=True,
+                           cwd=ROOT, env=env, timeout=timeout, check=True)
+            return time.perf_counter() - started
         return _first_answer(base + ["gtp", checkpoint, "--sims", str(sims)], "genmove b\n", "= ", env, timeout)
     finally:  # the background builds this command started are stopped, then their folder goes
         subprocess.run(["pkill", "-f", f"native_worker {cache}"], capture_output=True)
@@ -82,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkpoint", default="checkpoints/conhex-l4h64-v4.pt")
     parser.add_argument("--move", default="F6", help="the human's first move in play (default F6)")
     parser.add_argument("--sims", type=int, default=200)
+    parser.add_argument("--openings", default="checkpoints/hex5-l4h64.pt", help="the model of the openings run")
+    parser.add_argument("--kinds", nargs="+", default=["play", "gtp", "openings"], choices=["play", "gtp", "openings"])
     parser.add_argument("--busy", type=int, nargs="+", default=[0, 2], help="busy processes beside (default 0 2)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=900.0)
@@ -92,11 +101,12 @@ def main(argv: list[str] | None = None) -> int:
     for busy in args.busy:
         workers = _busy(busy)
         try:
-            for kind in ("play", "gtp"):
+            for kind in args.kinds:
                 times: dict[str, list[float]] = {"eager": [], "auto": []}
                 for _ in range(args.repeats):
                     for backend in ("eager", "auto"):
-                        seconds = measure(kind, backend, args.checkpoint, args.move, args.sims, args.timeout)
+                        model = args.openings if kind == "openings" else args.checkpoint
+                        seconds = measure(kind, backend, model, args.move, args.sims, args.timeout)
                         times[backend].append(seconds)
                         print(f"busy {busy} {kind} {backend}: {seconds:.2f} s", file=sys.stderr, flush=True)
                 eager, auto = statistics.median(times["eager"]), statistics.median(times["auto"])
