@@ -162,6 +162,18 @@ def run_grow(args: argparse.Namespace) -> int:
                 out.rmdir()
 
 
+def _checkpoint_game(path: str) -> str | None:
+    """The game a checkpoint plays, read without torch (None where it cannot be told so): a book of
+    another game is refused as such before the model's digest is compared."""
+    from conhex_zero.files import file_seal
+
+    try:
+        game = file_seal.peek(path, ("game",)).get("game")
+    except Exception:  # noqa: BLE001 - a damaged file is reported by its load
+        return None
+    return game if isinstance(game, str) else None
+
+
 def _grow(args: argparse.Namespace, out: Path, exists: bool) -> int:
     """``book grow`` with the folder's lock held."""
     nodes_budget = args.nodes if args.nodes is not None else (None if args.minutes is not None else 200)
@@ -176,8 +188,8 @@ def _grow(args: argparse.Namespace, out: Path, exists: bool) -> int:
             if given is not None and given != [m.lower() for m in early.start_moves]:
                 raise BookError(f"{out} starts at {' '.join(early.start_moves) or 'the empty board'}; --after "
                                 f"{' '.join(args.after)} asks for another start (grow another book in another folder)")
-            book_folder.check_same(early, early.game, early.start_moves, checkpoint_digest(args.checkpoint),
-                                   args.checkpoint, args.other_model)
+            book_folder.check_same(early, _checkpoint_game(args.checkpoint) or early.game, early.start_moves,
+                                   checkpoint_digest(args.checkpoint), args.checkpoint, args.other_model)
         except BookError as err:
             raise CliError(str(err)) from None
 
