@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -172,7 +173,13 @@ def test_a_book_refusal_needs_no_torch(tmp_path):
     book = tmp_path / "b"
     shutil.copytree(ROOT / "checkpoints" / "books" / "hex4-l3h32", book)
     hex4, hex5 = str(ROOT / "checkpoints" / "hex4-l3h32.pt"), str(ROOT / "checkpoints" / "hex5-l4h64.pt")
-    cases = [(["book", "grow", hex5, "--out", str(book), "--nodes", "1"], "is another model"),
+    other = tmp_path / "other-hex4.pt"  # the same game's checkpoint with other bytes: another model's digest
+    with zipfile.ZipFile(ROOT / "checkpoints" / "hex4-l3h32.pt") as src, zipfile.ZipFile(other, "w") as dst:
+        for item in src.infolist():
+            dst.writestr(item, src.read(item.filename))
+        dst.writestr("other/extra", b"another model")
+    cases = [(["book", "grow", str(other), "--out", str(book), "--nodes", "1"], "is another model"),
+             (["book", "grow", hex5, "--out", str(book), "--nodes", "1"], "is a book of hex-4; this model plays hex-5"),
              (["book", "grow", hex4, "--out", str(book), "--nodes", "1", "--after", "a1"], "asks for another start")]
     for args, message in cases:
         code, err = run_fresh(args, tmp_path)
