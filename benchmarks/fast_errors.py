@@ -116,7 +116,8 @@ def _issue58_files(scratch: Path) -> dict[str, str]:
         for path in list(foreign.glob("*.jsonl")) + list((foreign / "logs").glob("*.log")):
             path.write_text(path.read_text().replace(own, "0123456789abcdef"))
     else:  # the line's files name no id: give its copy a carry.pt of another line only
-        (line6 / "pieces.jsonl").write_text((line6 / "pieces.jsonl").read_text().replace('"piece": 1,', '"piece": 1, "line_id": "fedcba9876543210",'))
+        pieces6 = (line6 / "pieces.jsonl").read_text()
+        (line6 / "pieces.jsonl").write_text(pieces6.replace('"piece": 1,', '"piece": 1, "line_id": "fedcba9876543210",'))
     mixed = scratch / "mixed"  # the line with another line's carry.pt copied in
     shutil.copytree(line6, mixed)
     shutil.copyfile(foreign / "carry.pt", mixed / "carry.pt")

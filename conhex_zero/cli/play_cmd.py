@@ -14,7 +14,8 @@ import threading
 import time
 from typing import Iterator, TextIO
 
-from conhex_zero.cli.common import (add_backend_argument, book_for_game, CliError, preflight_book, preflight_game, preflight_players, HelpFormatter,
+from conhex_zero.cli.common import (add_backend_argument, book_for_game, CliError, preflight_book, preflight_game,
+                                    preflight_players, HelpFormatter,
                                     add_threads_argument,
                                     check_clock_options, game_for_players, is_terminal, plural, resolve_device,
                                     use_color)

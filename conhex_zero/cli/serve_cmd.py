@@ -12,7 +12,8 @@ import sys
 import threading
 
 from conhex_zero.cli.common import (add_backend_argument,
-                                    book_for_game, preflight_book, CliError, preflight_game, preflight_players, HelpFormatter, add_threads_argument,
+                                    book_for_game, preflight_book, CliError, preflight_game, preflight_players,
+                                    HelpFormatter, add_threads_argument,
                                     check_clock_options, game_for_players, resolve_device, warn)
 from conhex_zero.cli.play_cmd import BOOK_HELP, PLAYER_HELP, PONDER_HELP
 from conhex_zero.cli.numbers import SECONDS, SEED, SIMS, TEMPERATURE, TOP, Whole
