@@ -106,7 +106,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "index.html is the first page, with the first-move map and the swap decisions. A link goes only to a "
         "page that is written. To walk the whole book, serve it: conhex-zero serve CKPT --book DIR, then /book.",
         epilog="examples:\n  conhex-zero book html checkpoints/books/hex5-l4h64 --out runs/pages-hex5\n"
-               "  conhex-zero book html checkpoints/books/conhex-l4h64-v4 --out runs/pages-conhex --depth 3 --pages 5000\n"
+               "  conhex-zero book html checkpoints/books/conhex-l4h64-v4 --out runs/pages-conhex --depth 3 --pages 5000\n\n"
                "size: about 27 KB a ConHex page; the default 400 pages of the ConHex book: 11 MB in about 40 s")
     html.add_argument("book", metavar="DIR", help="a book folder")
     html.add_argument("--out", required=True, metavar="PAGES", help="the pages' folder (made if new)")
