@@ -175,11 +175,7 @@ def read_match_records(path: str | Path, settings: dict[str, Any], warn: Callabl
                 raise MatchRecordsError(f"{path} holds games that name no match settings (written by an older "
                                         f"version, or by hand): choose another --records, or move it away")
             if theirs != settings:
-                changed = _changed_checkpoint(path, theirs, settings)
-                if changed:
-                    raise MatchRecordsError(changed)
-                raise MatchRecordsError(f"{path} holds games of another match ({_difference(theirs, settings)}): "
-                                        f"choose another --records, or move the file away to play this match")
+                raise _other_match(path, theirs, settings, _difference(theirs, settings))
             record = _record(entry, where)
             if not 0 <= record.index < settings["games"]:
                 raise MatchRecordsError(f"{where}: game {record.index} is not a game of this {settings['games']}-game "
@@ -189,12 +185,26 @@ def read_match_records(path: str | Path, settings: dict[str, Any], warn: Callabl
     except JsonlError as err:
         raise MatchRecordsError(str(err)) from None
     if sealed is False and not allow_unsealed:
-        raise MatchRecordsError(f"{path}: its records carry no digest (written before records were sealed, or their "
-                                f"digests deleted), so a changed game would not be noticed: give --unsealed-records to "
-                                f"read them as they are, or move the file away to play the match anew")
+        raise _unsealed(path)
     if check is not None:
         check(read)
     return [games[i] for i in sorted(games)]
+
+
+def _unsealed(path: Path) -> MatchRecordsError:
+    """The refusal of a records file whose lines carry no digest (read only with --unsealed-records)."""
+    return MatchRecordsError(f"{path}: its records carry no digest (written before records were sealed, or their "
+                             f"digests deleted), so a changed game would not be noticed: give --unsealed-records to "
+                             f"read them as they are, or move the file away to play the match anew")
+
+
+def _other_match(path: Path, theirs: dict[str, Any], ours: dict[str, Any], difference: str) -> MatchRecordsError:
+    """The refusal of records written by another match: a changed checkpoint named as such, else ``difference``."""
+    changed = _changed_checkpoint(path, theirs, ours)
+    if changed:
+        return MatchRecordsError(changed)
+    return MatchRecordsError(f"{path} holds games of another match ({difference}): "
+                             f"choose another --records, or move the file away to play this match")
 
 
 def preflight_records(path: str | Path, players: list[str], checkpoints: Sequence[str | None], settings: dict[str, Any],
@@ -218,17 +228,11 @@ def preflight_records(path: str | Path, players: list[str], checkpoints: Sequenc
                 continue  # the full read says so
             partial = {k: theirs.get(k) for k in ours}
             if partial != ours:
-                changed = _changed_checkpoint(path, theirs, {**theirs, **ours})
-                if changed:
-                    raise MatchRecordsError(changed)
-                raise MatchRecordsError(f"{path} holds games of another match ({_difference(partial, ours)}): "
-                                        f"choose another --records, or move the file away to play this match")
+                raise _other_match(path, theirs, {**theirs, **ours}, _difference(partial, ours))
     except JsonlError as err:
         raise MatchRecordsError(str(err)) from None
     if sealed is False and not allow_unsealed:
-        raise MatchRecordsError(f"{path}: its records carry no digest (written before records were sealed, or their "
-                                f"digests deleted), so a changed game would not be noticed: give --unsealed-records to "
-                                f"read them as they are, or move the file away to play the match anew")
+        raise _unsealed(path)
 
 
 def append_record(path: str | Path, record: "GameRecord") -> None:
