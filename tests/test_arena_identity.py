@@ -197,18 +197,10 @@ def test_records_whose_digests_were_all_deleted_are_refused_unless_asked(played,
 
 def test_an_edited_record_or_another_matchs_file_is_refused_before_torch(played, tmp_path):
     """Issue 58, 7: these refusals came after torch (2.1-3.1 s of CPU)."""
-    import os
-    import subprocess
-    import sys
-
-    root = Path(__file__).resolve().parent.parent
-    probe = ("import sys; from conhex_zero.cli.main import main; code = main(sys.argv[1:]); "
-             "print('torch imported:', 'torch' in sys.modules, file=sys.stderr); sys.exit(code)")
+    from fresh_process import run_fresh
 
     def fresh(*args):
-        run = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=root,
-                             env={**os.environ, "PYTHONPATH": str(root)}, timeout=120)
-        return run.returncode, run.stderr.strip().splitlines()
+        return run_fresh(list(args))
 
     records = tmp_path / "m.jsonl"
     kept, _ = played

@@ -609,20 +609,14 @@ def test_one_grow_at_a_time(hex4_book, capsys):
 
 def test_a_second_grow_is_refused_before_it_reads_the_book_or_imports_torch(hex4_book):
     import fcntl
-    import os
-    import subprocess
-    import sys
+
+    from fresh_process import run_fresh
 
     folder = hex4_book[0]
-    probe = ("import sys; from conhex_zero.cli.main import main; code = main(sys.argv[1:]); "
-             "print('torch imported:', 'torch' in sys.modules, file=sys.stderr); sys.exit(code)")
     with open(folder / ".grow.lock", "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        run = subprocess.run([sys.executable, "-c", probe, "book", "grow", HEX4, "--out", str(folder), "--nodes", "1"],
-                             capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                             timeout=120)
-    err = run.stderr.strip().splitlines()
-    assert run.returncode == 2 and err[-1] == "torch imported: False", err
+        code, err = run_fresh(["book", "grow", HEX4, "--out", str(folder), "--nodes", "1"])
+    assert code == 2 and err[-1] == "torch imported: False", err
     assert "is being grown by another book grow" in err[0]
 
 

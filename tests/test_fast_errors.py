@@ -6,25 +6,15 @@ interpreter, and the test asserts it ended with one error line and exit code 2 w
 
 import os
 import shutil
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from conhex_zero.train.run_lock import RunLock
+from fresh_process import run_fresh
 
 ROOT = Path(__file__).resolve().parent.parent
-PROBE = ("import sys; from conhex_zero.cli.main import main; code = main(sys.argv[1:]); "
-         "print('torch imported:', 'torch' in sys.modules, file=sys.stderr); sys.exit(code)")
-
-
-def run_fresh(args: list[str], cwd: Path) -> tuple[int, list[str]]:
-    """``conhex-zero ARGS`` in a new interpreter: the exit code and the lines of standard error."""
-    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, cwd=cwd,
-                          stdin=subprocess.DEVNULL, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    return proc.returncode, proc.stderr.strip().splitlines()
 
 
 LONG = "x" * 300

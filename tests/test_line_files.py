@@ -93,17 +93,10 @@ def test_a_line_whose_carry_is_missing_never_starts_over_on_its_own_files(two_pi
 def test_a_lines_refusals_need_no_torch(two_pieces, tmp_path):
     """Issue 58, 7: another line's carry.pt, a checkpoint that is not its record's model and --out
     into another line were refused after torch (2.8-3.6 s of CPU); now from the files' plain fields."""
-    import os
-    import subprocess
-    import sys
-
-    probe = ("import sys; from conhex_zero.cli.main import main; code = main(sys.argv[1:]); "
-             "print('torch imported:', 'torch' in sys.modules, file=sys.stderr); sys.exit(code)")
+    from fresh_process import run_fresh
 
     def fresh(*args):
-        run = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=ROOT,
-                             env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
-        return run.returncode, run.stderr.strip().splitlines()
+        return run_fresh(list(args))
 
     line, first_carry = _copy(two_pieces, tmp_path)
     other = tmp_path / "other"
