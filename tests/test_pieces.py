@@ -177,6 +177,26 @@ def test_an_l6h96_conhex_piece_of_the_gpu_line_runs_shrunk_on_the_cpu_and_is_rat
     assert record["elo"] is not None and set(record["scores"]) == {"random", "conhex-l4h64", "conhex-l4h64-v2"}
 
 
+def test_the_gpu_c_line_starts_from_the_gpu_lines_checkpoint_with_its_features_at_zero(tmp_path):
+    """configs/conhex-gpu-c-line.yaml (issue 56, item 5), shrunk to seconds on the CPU as the next
+    lent device would run it whole: l6h96c from the GPU line's iter_0052.pt (l6h96), the new input
+    columns at zero (tests/test_connection.py: the same outputs as the teacher), bf16 self-play."""
+    config = ROOT / "configs" / "conhex-gpu-c-line.yaml"
+    line = tmp_path / "line"
+    shrink = ["device=cpu", "selfplay.compile=false", "selfplay.games=8", "selfplay.positions_per_iteration=32",
+              "selfplay.full_sims=4", "selfplay.cheap_sims=2", "replay.capacity=1000", "replay.min_size=32",
+              "optim.batch_size=16", "optim.warmup_steps=2", "eval.check_games=2", "iterations=2"]
+    loaded = load_config(config, shrink)
+    assert loaded.model == "l6h96c" and loaded.selfplay.precision == "bf16"
+    result = run_piece(line, config_file=str(config), overrides=shrink, minutes=5, run_dir=tmp_path / "r", **QUIET)
+    carry = Line(line).read_carry()
+    assert carry["config"]["model"] == "l6h96c" and carry["iteration"] == 2
+    assert result.record["check"]["games"] == 2
+    saved = load_checkpoint(line / result.record["checkpoint"])
+    teacher = load_checkpoint(ROOT / loaded.init)
+    assert saved.model.config.name == "l6h96c" and teacher.model.config.name == "l6h96"
+
+
 def test_a_piece_stopped_by_a_signal_keeps_its_last_save(tmp_path):
     line = tmp_path / "line"
     cmd = [sys.executable, "-m", "conhex_zero.cli.main", "piece", str(line), "--config", str(TINY), "--minutes", "0",
