@@ -169,7 +169,7 @@ def test_a_book_refusal_needs_no_torch(tmp_path):
             dst.writestr(item, src.read(item.filename))
         dst.writestr("other/extra", b"another model")
     cases = [(["book", "grow", str(other), "--out", str(book), "--nodes", "1"], "is another model"),
-             (["book", "grow", hex5, "--out", str(book), "--nodes", "1"], "is a book of hex-4; this model plays hex-5"),
+             (["book", "grow", hex5, "--out", str(book), "--nodes", "1"], "is a book of hex-4, not of hex-5"),
              (["book", "grow", hex4, "--out", str(book), "--nodes", "1", "--after", "a1"], "asks for another start")]
     for args, message in cases:
         code, err = run_fresh(args, tmp_path)

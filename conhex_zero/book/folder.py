@@ -108,7 +108,8 @@ def check_same(opened: OpenBook, game: str, start_moves: list[str], model_digest
                allow_other_model: bool) -> None:
     """``BookError`` when a grow would mix games, starts or (unless allowed) models."""
     if opened.game != game:
-        raise BookError(f"{opened.folder} is a book of {opened.game}; this model plays {game}")
+        raise BookError(f"{opened.folder} is a book of {opened.game}, not of {game} (the checkpoint's game, or "
+                        f"--game): grow it with --game {opened.game}, or grow a book of {game} in another folder")
     if opened.start_moves != start_moves:
         shown = " ".join(opened.start_moves) or "the empty board"
         raise BookError(f"{opened.folder} starts at {shown}; --after {' '.join(start_moves) or '(none)'} asks for "

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conhex_zero.console.words import plural
 from conhex_zero.cli.common import (add_backend_argument, CliError, HelpFormatter, add_threads_argument, check_output_file, output_json,
-                                    preflight_checkpoint, preflight_file, resolve_device)
+                                    preflight_checkpoint, preflight_file, preflight_game, resolve_device, warn)
 from conhex_zero.cli.numbers import MAX_SECONDS, SEED, SIMS, Real, Whole
 
 CHECK_GAMES = Whole(0, 10_000, even=True)
@@ -50,6 +50,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     grow.add_argument("checkpoint", metavar="CKPT", help="a checkpoint (.pt) file")
     grow.add_argument("--out", required=True, metavar="DIR", help="the book's folder (made if new)")
     grow.add_argument("--after", nargs="+", metavar="MOVE", help="a new book's start: the position after these moves")
+    grow.add_argument("--game", default=None, metavar="SPEC",
+                      help="the book's game (default: the one the checkpoint was trained on); a network of this "
+                      "project plays every board of its family, e.g. a Hex 7x7 model on hex-8 (docs/knowledge.md)")
     grow.add_argument("--nodes", type=NODES, default=None, metavar="N", help="add at most N positions (default: 200 "
                       "when --minutes is not given)")
     grow.add_argument("--minutes", type=MINUTES, default=None, metavar="M", help="stop after M minutes of wall time "
@@ -141,6 +144,7 @@ def _out_folder(flag: str, path: str) -> Path:
 # --------------------------------------------------------------------------------------------- grow
 def run_grow(args: argparse.Namespace) -> int:
     preflight_checkpoint(args.checkpoint)
+    preflight_game(args.game)
     out = _out_folder("--out", args.out)
     exists = _is_book(out)
     if not exists and out.exists() and any(p.name != ".grow.lock" for p in out.iterdir()):
@@ -174,6 +178,16 @@ def _checkpoint_game(path: str) -> str | None:
     return game if isinstance(game, str) else None
 
 
+def _played_game(args: argparse.Namespace) -> str | None:
+    """The game the grow plays: ``--game`` (its canonical spec) when given, else the checkpoint's
+    (None where it cannot be told without torch)."""
+    if args.game is not None:
+        from conhex_zero.games.game import parse_game
+
+        return parse_game(args.game).spec
+    return _checkpoint_game(args.checkpoint)
+
+
 def _grow(args: argparse.Namespace, out: Path, exists: bool) -> int:
     """``book grow`` with the folder's lock held."""
     nodes_budget = args.nodes if args.nodes is not None else (None if args.minutes is not None else 200)
@@ -188,7 +202,7 @@ def _grow(args: argparse.Namespace, out: Path, exists: bool) -> int:
             if given is not None and given != [m.lower() for m in early.start_moves]:
                 raise BookError(f"{out} starts at {' '.join(early.start_moves) or 'the empty board'}; --after "
                                 f"{' '.join(args.after)} asks for another start (grow another book in another folder)")
-            book_folder.check_same(early, _checkpoint_game(args.checkpoint) or early.game, early.start_moves,
+            book_folder.check_same(early, _played_game(args) or early.game, early.start_moves,
                                    checkpoint_digest(args.checkpoint), args.checkpoint, args.other_model)
         except BookError as err:
             raise CliError(str(err)) from None
@@ -212,7 +226,14 @@ def _grow(args: argparse.Namespace, out: Path, exists: bool) -> int:
         digest = checkpoint_digest(args.checkpoint)
     except (CheckpointError, BookError) as err:
         raise CliError(str(err)) from None
-    game = opened.game if opened is not None else ckpt.game
+    played = _played_game(args) or ckpt.game
+    if args.game is not None:
+        from conhex_zero.play.checkpoints import game_warning
+
+        message = game_warning(args.checkpoint, played)
+        if message:
+            warn("book grow", message)
+    game = opened.game if opened is not None else played
     env = VecEnv(game, device)
     try:
         canon = Canonical(env)
@@ -223,7 +244,7 @@ def _grow(args: argparse.Namespace, out: Path, exists: bool) -> int:
         if args.after is None:
             after = opened.start_moves
         try:
-            book_folder.check_same(opened, ckpt.game, after, digest,
+            book_folder.check_same(opened, played, after, digest,
                                    args.checkpoint, args.other_model)
         except BookError as err:
             raise CliError(str(err)) from None
