@@ -61,7 +61,9 @@ def test_play_takes_the_checkpoint_game_and_warns_about_another(monkeypatch, cap
     assert code == 0 and out.startswith("hex-4 (swap off): you are X") and err == ""
     code, out, err = run(monkeypatch, capsys, ["play", f"{hex4}:sims=2", "--game", "hex-3"], "quit\n")
     assert code == 0 and out.startswith("hex-3 (swap off)")
-    assert err == f"conhex-zero play: warning: {hex4} was trained on hex-4, not hex-3: expect weak play\n"
+    assert err == f"conhex-zero play: warning: {hex4} was trained on hex-4, not hex-3: it plays every Hex board, but only a match says how well\n"
+    code, out, err = run(monkeypatch, capsys, ["play", f"{hex4}:sims=2", "--game", "conhex"], "quit\n")
+    assert code == 0 and err == f"conhex-zero play: warning: {hex4} was trained on hex-4, not conhex: expect weak play\n"
     code, out, err = run(monkeypatch, capsys, ["play", f"{hex4}:sims=2", "--game", "hex-4:random=1"], "quit\n")
     assert code == 0 and err == ""  # random opening pieces do not make another game
     code, out, err = run(monkeypatch, capsys, ["play", "random"], "quit\n")
@@ -78,7 +80,7 @@ def test_gtp_takes_the_checkpoint_game_and_warns_on_boardsize(monkeypatch, capsy
             assert engine.handle(line) == "= \n\n"
     finally:
         engine.close()
-    assert warnings == [f"{hex4} was trained on hex-4, not hex-3: expect weak play"]
+    assert warnings == [f"{hex4} was trained on hex-4, not hex-3: it plays every Hex board, but only a match says how well"]
 
 
 def test_serve_page_warns_once_about_another_game(hex4):
@@ -90,7 +92,7 @@ def test_serve_page_warns_once_about_another_game(hex4):
         game.new_game({"game": "hex-3"})
     finally:
         game.close()
-    assert warnings == [f"{hex4} was trained on hex-4, not hex-3: expect weak play"]
+    assert warnings == [f"{hex4} was trained on hex-4, not hex-3: it plays every Hex board, but only a match says how well"]
 
 
 def test_serve_takes_the_checkpoint_game(monkeypatch, capsys, hex4):
@@ -118,7 +120,7 @@ def test_arena_game_from_the_checkpoints(monkeypatch, capsys, tmp_path, hex4, he
     code, out, err = run(monkeypatch, capsys, ["arena", f"{hex4}:sims=2", f"{hex3}:sims=2", "--games", "2",
                                                "--game", "hex-3", "--json", "--records", str(tmp_path / "r3.jsonl")])
     assert code == 0 and json.loads(out)["game"] == "hex-3"
-    assert err == f"conhex-zero arena: warning: {hex4} was trained on hex-4, not hex-3: expect weak play\n"
+    assert err == f"conhex-zero arena: warning: {hex4} was trained on hex-4, not hex-3: it plays every Hex board, but only a match says how well\n"
 
 
 # ------------------------------------------------------------------ missing checkpoints

@@ -82,8 +82,21 @@ def _same(trained: str, game: str | Game) -> bool:
         return False
 
 
+def _hex_sizes(trained: str, game: Game) -> bool:
+    """Whether both are Hex boards (of other sizes or rules): a Hex network plays the others of its
+    family, and a 7x7 one plays 8x8 as well as an 8x8 one trained from it (docs/knowledge.md)."""
+    try:
+        return parse_game(trained).spec.startswith("hex-") and game.spec.startswith("hex-")
+    except ValueError:
+        return False
+
+
 def _mismatch(path: str, trained: str, game: Game) -> str | None:
-    return None if _same(trained, game) else f"{path} was trained on {trained}, not {game.spec}: expect weak play"
+    if _same(trained, game):
+        return None
+    if _hex_sizes(trained, game):
+        return f"{path} was trained on {trained}, not {game.spec}: it plays every Hex board, but only a match says how well"
+    return f"{path} was trained on {trained}, not {game.spec}: expect weak play"
 
 
 def game_warning(spec: str, game: str | Game) -> str | None:
