@@ -21,6 +21,8 @@ from conhex_zero.play.checkpoints import choose_game, looks_like_path, player_ch
 from conhex_zero.play.gtp_engine import GTPEngine
 from conhex_zero.play.server import GameServer
 
+HEX_OTHER_SIZE = "it plays every Hex board, but only a match says how well"
+
 
 def _model():
     torch.manual_seed(0)
@@ -61,7 +63,7 @@ def test_play_takes_the_checkpoint_game_and_warns_about_another(monkeypatch, cap
     assert code == 0 and out.startswith("hex-4 (swap off): you are X") and err == ""
     code, out, err = run(monkeypatch, capsys, ["play", f"{hex4}:sims=2", "--game", "hex-3"], "quit\n")
     assert code == 0 and out.startswith("hex-3 (swap off)")
-    assert err == f"conhex-zero play: warning: {hex4} was trained on hex-4, not hex-3: it plays every Hex board, but only a match says how well\n"
+    assert err == f"conhex-zero play: warning: {hex4} was trained on hex-4, not hex-3: {HEX_OTHER_SIZE}\n"
     code, out, err = run(monkeypatch, capsys, ["play", f"{hex4}:sims=2", "--game", "conhex"], "quit\n")
     assert code == 0 and err == f"conhex-zero play: warning: {hex4} was trained on hex-4, not conhex: expect weak play\n"
     code, out, err = run(monkeypatch, capsys, ["play", f"{hex4}:sims=2", "--game", "hex-4:random=1"], "quit\n")
@@ -80,7 +82,7 @@ def test_gtp_takes_the_checkpoint_game_and_warns_on_boardsize(monkeypatch, capsy
             assert engine.handle(line) == "= \n\n"
     finally:
         engine.close()
-    assert warnings == [f"{hex4} was trained on hex-4, not hex-3: it plays every Hex board, but only a match says how well"]
+    assert warnings == [f"{hex4} was trained on hex-4, not hex-3: {HEX_OTHER_SIZE}"]
 
 
 def test_serve_page_warns_once_about_another_game(hex4):
@@ -92,7 +94,7 @@ def test_serve_page_warns_once_about_another_game(hex4):
         game.new_game({"game": "hex-3"})
     finally:
         game.close()
-    assert warnings == [f"{hex4} was trained on hex-4, not hex-3: it plays every Hex board, but only a match says how well"]
+    assert warnings == [f"{hex4} was trained on hex-4, not hex-3: {HEX_OTHER_SIZE}"]
 
 
 def test_serve_takes_the_checkpoint_game(monkeypatch, capsys, hex4):
@@ -120,7 +122,7 @@ def test_arena_game_from_the_checkpoints(monkeypatch, capsys, tmp_path, hex4, he
     code, out, err = run(monkeypatch, capsys, ["arena", f"{hex4}:sims=2", f"{hex3}:sims=2", "--games", "2",
                                                "--game", "hex-3", "--json", "--records", str(tmp_path / "r3.jsonl")])
     assert code == 0 and json.loads(out)["game"] == "hex-3"
-    assert err == f"conhex-zero arena: warning: {hex4} was trained on hex-4, not hex-3: it plays every Hex board, but only a match says how well\n"
+    assert err == f"conhex-zero arena: warning: {hex4} was trained on hex-4, not hex-3: {HEX_OTHER_SIZE}\n"
 
 
 # ------------------------------------------------------------------ missing checkpoints
