@@ -226,7 +226,7 @@ def _grow(args: argparse.Namespace, out: Path, exists: bool) -> int:
         digest = checkpoint_digest(args.checkpoint)
     except (CheckpointError, BookError) as err:
         raise CliError(str(err)) from None
-    played = _played_game(args) or ckpt.game
+    played = ckpt.game if args.game is None else _played_game(args)  # the checkpoint's game is read already
     if args.game is not None:
         from conhex_zero.play.checkpoints import game_warning
 
