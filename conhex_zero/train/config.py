@@ -42,6 +42,12 @@ class SelfPlayConfig:
     """The first this many plies of every game are uniformly random legal moves (never the swap)
     instead of the search's, so that self-play visits every opening equally: the positions the
     opening analysis judges. Their positions are still searched and recorded (0: off)."""
+    start_lines: str = ""
+    """A file of lines of moves (``train.start_lines``; ``conhex-zero book starts`` writes one from a
+    book's undecided positions): a ``start_fraction`` share of the games plays one of them, drawn
+    uniformly, before the search chooses; empty: off."""
+    start_fraction: float = 0.5
+    """Share of the games that start from a line of ``start_lines``."""
     resign_threshold: float = 0.95
     """Resign when the searched value for the player to move is below -threshold (1 disables)."""
     resign_playout: float = 0.2

@@ -34,6 +34,7 @@ def validate(c: TrainConfig) -> None:
     _first_failure(_bounds(c, game))
     check_memory(c)
     _check_references(c, game)
+    _check_start_lines(c, game)
 
 
 def check_ranges(c: TrainConfig) -> None:
@@ -86,6 +87,7 @@ def _ranges(c: TrainConfig) -> list[tuple[bool, str]]:
         (c.selfplay.games >= 1, "selfplay.games: at least 1"),
         (c.selfplay.full_sims >= 1 and c.selfplay.cheap_sims >= 1, "selfplay.*_sims: at least 1"),
         (0 < c.selfplay.full_fraction <= 1, "selfplay.full_fraction: in (0, 1]"),
+        (0 <= c.selfplay.start_fraction <= 1, "selfplay.start_fraction: in [0, 1]"),
         (c.selfplay.scheme in ("gumbel", "puct"), "selfplay.scheme: gumbel or puct"),
         (c.selfplay.precision in ("autocast", "bf16", "fp32"), "selfplay.precision: autocast, bf16 or fp32"),
         (c.selfplay.backend in BACKENDS, f"selfplay.backend: {', '.join(BACKENDS)}"),
@@ -156,6 +158,18 @@ def _bounds(c: TrainConfig, game: Game) -> list[tuple[bool, str]]:
         (c.dist.timeout_s <= MAX_SECONDS and c.dist.wait_timeout_s <= MAX_SECONDS,
          f"dist.*timeout_s: at most {MAX_SECONDS:g} seconds"),
     ]
+
+
+def _check_start_lines(c: TrainConfig, game: Game) -> None:
+    """The self-play start file reads and every line plays on the run's game."""
+    if not c.selfplay.start_lines:
+        return
+    from conhex_zero.train.start_lines import StartLinesError, read_start_lines
+
+    try:
+        read_start_lines(c.selfplay.start_lines, game)
+    except StartLinesError as err:
+        raise ConfigError(f"selfplay.start_lines: {err}") from None
 
 
 def _check_references(c: TrainConfig, game: Game) -> None:

@@ -7,7 +7,9 @@ One self-play step, for every game at once (``SelfPlay.step``; no host synchroni
    probability ``full_fraction`` (playout-cap randomisation; games are at different plies, so each
    game still sees a mix);
 2. **choose**: the search's move, or for the first ``temperature_moves`` plies a move sampled from
-   the search policy (for the first ``random_first_moves`` plies a uniformly random legal move);
+   the search policy (for the first ``random_first_moves`` plies a uniformly random legal move; in
+   a ``start_fraction`` share of the games, first the moves of a line of ``start_lines``:
+   ``train.start_lines``);
    its value is the move's Q (the value of what is played);
 3. **record** (full steps): each position and its policy target go straight into the replay ring;
    the game remembers the rows, its mover and the move's value; positions before the last forced
@@ -39,6 +41,7 @@ from conhex_zero.search import rng
 from conhex_zero.search.mcts import SearchConfig
 from conhex_zero.train.config import SelfPlayConfig
 from conhex_zero.train.replay import ReplayBuffer
+from conhex_zero.train.start_lines import read_start_lines, start_line_tensor
 
 CALIBRATION_BINS = 10
 # Device counters: games, first-player wins, plies, swaps, resignations, control games, control games
@@ -137,6 +140,11 @@ class SelfPlay:
         self._swap_cell_perm = torch.tensor(swap_perm, dtype=torch.long, device=dev)
         self._slots = torch.arange(G, device=dev)
         self._players = torch.arange(2, device=dev)
+        self.start_lines: Tensor | None = None  # [N, K] forced first moves (-1 after a line's end)
+        if config.start_lines:
+            lines = read_start_lines(config.start_lines, env.game)
+            self.start_lines = start_line_tensor(lines, dev)
+            self._start_length = (self.start_lines >= 0).sum(1)  # [N]
 
     # ------------------------------------------------------------ randomness
     def _keys(self, game_id: Tensor) -> Tensor:
@@ -145,6 +153,15 @@ class SelfPlay:
     def _control_coin(self, game_id: Tensor) -> Tensor:
         u = rng.uniform(rng.fold(self._keys(game_id), 0xC0), 0, 1)[:, 0]
         return u < self.cfg.resign_playout
+
+    def _start(self, game_id: Tensor) -> tuple[Tensor, Tensor]:
+        """``([G] line of each game, [G] its forced plies)``: 0 plies for a game without a line.
+        Drawn from the game's id alone, so a resumed run draws the same."""
+        u = rng.uniform(rng.fold(self._keys(game_id), 0x51), 0, 2)  # [G, 2]
+        n = self.start_lines.shape[0]
+        line = (u[:, 0] * n).long().clamp(max=n - 1)
+        on = u[:, 1] < self.cfg.start_fraction
+        return line, torch.where(on, self._start_length[line], 0)
 
     def _full_step(self) -> bool:
         """Whether this step searches fully: drawn on the host from (seed, step), no device read."""
@@ -197,12 +214,20 @@ class SelfPlay:
         legal = env.legal_mask(s)
         u = rng.uniform(rng.fold(keys, 0x7E), 0, 1)
         sampled = (out.policy_target.cumsum(1) < u).sum(1).clamp(max=A - 1)
-        early = (s.ply < cfg.temperature_moves) & legal.gather(1, sampled[:, None])[:, 0]
+        temperature_end = cfg.temperature_moves
+        if self.start_lines is not None:
+            line, forced = self._start(self.game_id)  # [G], [G]
+            temperature_end = forced + cfg.temperature_moves  # counted from the line's end
+        early = (s.ply < temperature_end) & legal.gather(1, sampled[:, None])[:, 0]
         action = torch.where(early, sampled, out.action)
         if cfg.random_first_moves > 0:  # forced openings: the k-th legal move for a uniform k
             draw = rng.uniform(rng.fold(keys, 0x0F), 0, 1)[:, 0]  # [G]
             opening = env.random_actions(s, swap=False, draw=draw)  # [G]
             action = torch.where(s.ply < cfg.random_first_moves, opening, action)
+        if self.start_lines is not None:  # a game on its start line plays the line's move
+            K = self.start_lines.shape[1]
+            on_line = s.ply < forced
+            action = torch.where(on_line, self.start_lines[line, s.ply.clamp(max=K - 1)], action)
         visited = out.visit_counts.gather(1, action[:, None])[:, 0] > 0
         value = torch.where(visited, out.q_values.gather(1, action[:, None])[:, 0], out.root_value)
         stats.steps += 1
@@ -216,7 +241,7 @@ class SelfPlay:
             recorded = G
 
         # 4. resign (control games only note that they would have)
-        hopeless = (value < -cfg.resign_threshold) & (s.ply >= cfg.temperature_moves)
+        hopeless = (value < -cfg.resign_threshold) & (s.ply >= temperature_end)
         resign = hopeless & ~self.no_resign
         mover = s.to_move
         seat = mover[:, None] == self._players  # [G, 2] (one_hot would check its input on the host)
@@ -252,7 +277,10 @@ class SelfPlay:
         valid = (entry[None, :] < self.pending_count[:, None]) & done[:, None]  # [G, L]
         # A position whose next move was forced-random has the outcome of a game it did not choose:
         # no value or ownership target for it (its policy target, the search's, still counts).
-        valid &= self.pending_ply >= self.cfg.random_first_moves
+        forced = self.cfg.random_first_moves
+        if self.start_lines is not None:  # a start line's moves were forced as well
+            forced = torch.clamp(self._start(self.game_id)[1], min=forced)[:, None]  # [G, 1]
+        valid &= self.pending_ply >= forced
         winner = s.winner  # [G]
         mover = self.pending_mover.long()  # [G, L]
         outcome = torch.where(winner[:, None] == mover, 1, -1)  # [G, L]
