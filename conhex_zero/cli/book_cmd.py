@@ -101,6 +101,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_backend_argument(show)
     show.set_defaults(run=run_show)
 
+    starts = what.add_parser(
+        "starts", help="write self-play start lines: the positions the book is unsure of",
+        formatter_class=HelpFormatter,
+        description="Write the lines of moves that reach the book's unsure positions (unproven, value within "
+        "--margin of even: a win chance between 35%% and 65%% by default) at most --max-plies moves from its start, "
+        "nearest the start first, one a row: the file the training key selfplay.start_lines reads, so that a share "
+        "selfplay.start_fraction of the self-play games starts there (docs/knowledge.md).",
+        epilog="example:\n  conhex-zero book starts checkpoints/books/hex7-l4h64c-v2 --out runs/hex7-starts.txt\n"
+               "  conhex-zero piece checkpoints/lines/hex7c --minutes 30 selfplay.start_lines=runs/hex7-starts.txt")
+    starts.add_argument("book", metavar="DIR", help="a book folder")
+    starts.add_argument("--out", required=True, metavar="FILE", help="the text file to write")
+    starts.add_argument("--max-plies", type=Whole(1, 1000), default=8, metavar="P",
+                        help="only positions at most P moves from the book's start (default: 8)")
+    starts.add_argument("--margin", type=COST, default=None, metavar="M",
+                        help="unsure: |value| below M, value in [-1, 1] (default: the decided rule's 0.3)")
+    starts.set_defaults(run=run_starts)
+
     html = what.add_parser(
         "html", help="write static pages to browse the book", formatter_class=HelpFormatter,
         description="Write static HTML pages into PAGES (no server, nothing fetched from the internet), one "
@@ -568,6 +585,29 @@ def format_table(opened, rows, source: str | None, top: int = 0, table: dict[str
 
 
 # --------------------------------------------------------------------------------------------- html
+def run_starts(args: argparse.Namespace) -> int:
+    check_output_file("--out", args.out)
+    preflight_book_folder(args.book)
+    opened, env, start, rows, source = load_table(args.book)
+    from conhex_zero.book.graph import DECIDED_MARGIN
+    from conhex_zero.book.starts import unsure_lines, write_lines
+
+    margin = DECIDED_MARGIN if args.margin is None else args.margin
+    if not 0 < margin <= 1:
+        raise CliError(f"--margin {args.margin:g}: a value distance from even, in (0, 1]")
+    lines = unsure_lines(opened, env.game, args.max_plies, margin)
+    if not lines:
+        raise CliError(f"{args.book}: no unproven position within {margin:g} of even at most {args.max_plies} moves "
+                       f"from the start (a larger --margin or --max-plies finds more)")
+    write_lines(args.out, lines, f"self-play start lines from the book {args.book} ({opened.game}, "
+                f"{len(opened.book)} positions, model {opened.model_file}): the {len(lines)} unproven positions "
+                f"within {margin:g} of even at most {args.max_plies} moves from its start")
+    deepest = max(len(s.moves) for s in lines)
+    print(f"wrote {plural(len(lines), 'line')} ({deepest} moves at most) to {args.out}: use it with "
+          f"selfplay.start_lines={args.out}")
+    return 0
+
+
 def run_html(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
