@@ -92,3 +92,40 @@ def test_the_config_refuses_a_missing_or_bad_file(tmp_path):
         load_config(TINY, ["game=hex-4", f"selfplay.start_lines={tmp_path / 'bad.txt'}"])
     with pytest.raises(ConfigError, match="selfplay.start_fraction"):
         load_config(TINY, ["game=hex-4", "selfplay.start_fraction=1.5"])
+
+
+def test_book_starts_writes_the_unsure_positions(tmp_path, capsys):
+    from conhex_zero.book.folder import open_book
+    from conhex_zero.cli.main import main
+
+    book = "checkpoints/books/hex5-l4h64"
+    out = tmp_path / "starts.txt"
+    assert main(["book", "starts", book, "--out", str(out), "--max-plies", "3"]) == 0
+    assert "wrote 10 lines (3 moves at most)" in capsys.readouterr().out
+    game = parse_game("hex-5")
+    lines = read_start_lines(out, game)  # the file the training key reads
+    opened = open_book(book)
+    env = VecEnv(game)
+    from conhex_zero.book.keys import Canonical
+
+    canon = Canonical(env)
+    keys = set()
+    for line in lines:
+        state = env.reset(1)
+        for a in line:
+            state = env.step(state, torch.tensor([a]))
+        node = opened.book.nodes[canon.keys(state).keys[0]]  # every line reaches a book position
+        assert 1 <= len(line) <= 3 and not node.proven and abs(node.value) < 0.3
+        keys.add(node.key)
+    unsure = [n for n in opened.book.nodes.values()
+              if 1 <= len(n.line) <= 3 and not n.proven and abs(n.value) < 0.3]
+    assert keys == {n.key for n in unsure}  # and every such position has its line
+
+
+def test_book_starts_says_when_nothing_is_unsure(tmp_path, capsys):
+    from conhex_zero.cli.main import main
+
+    code = main(["book", "starts", "checkpoints/books/hex5-l4h64", "--out", str(tmp_path / "s.txt"),
+                 "--max-plies", "1"])
+    assert code != 0 and "no unproven position within 0.3 of even at most 1 move from" in capsys.readouterr().err
+    assert not (tmp_path / "s.txt").exists()

@@ -39,7 +39,12 @@ def unsure_lines(opened, game: Game, max_plies: int, margin: float = DECIDED_MAR
 
 
 def write_lines(path: str | Path, lines: list[StartLine], about: str) -> None:
-    """The file ``selfplay.start_lines`` reads: a comment, then one line of moves a row."""
+    """The file ``selfplay.start_lines`` reads: a comment, then one line of moves a row (its folder
+    made if missing; written to a side file and renamed, so a file is whole or absent)."""
     text = [f"# {about}", "# moves from the empty board; after '#': the book's win % for the player to move there"]
     text += [f"{' '.join(s.moves)}  # {50 * (1 + s.value):.1f}%" for s in lines]
-    Path(path).write_text("\n".join(text) + "\n", encoding="utf-8")
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    partial.write_text("\n".join(text) + "\n", encoding="utf-8")
+    partial.replace(out)  # whole or not at all

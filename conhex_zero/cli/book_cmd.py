@@ -108,8 +108,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--margin of even: a win chance between 35%% and 65%% by default) at most --max-plies moves from its start, "
         "nearest the start first, one a row: the file the training key selfplay.start_lines reads, so that a share "
         "selfplay.start_fraction of the self-play games starts there (docs/knowledge.md).",
-        epilog="example:\n  conhex-zero book starts checkpoints/books/hex7-l4h64c-v2 --out runs/hex7-starts.txt\n"
-               "  conhex-zero piece checkpoints/lines/hex7c --minutes 30 selfplay.start_lines=runs/hex7-starts.txt")
+        epilog="examples:\n  conhex-zero book starts checkpoints/books/hex7-l4h64c-v2 --out runs/hex7-starts.txt\n"
+               "  conhex-zero train --config configs/hex7.yaml selfplay.start_lines=runs/hex7-starts.txt")
     starts.add_argument("book", metavar="DIR", help="a book folder")
     starts.add_argument("--out", required=True, metavar="FILE", help="the text file to write")
     starts.add_argument("--max-plies", type=Whole(1, 1000), default=8, metavar="P",
@@ -597,11 +597,11 @@ def run_starts(args: argparse.Namespace) -> int:
         raise CliError(f"--margin {args.margin:g}: a value distance from even, in (0, 1]")
     lines = unsure_lines(opened, env.game, args.max_plies, margin)
     if not lines:
-        raise CliError(f"{args.book}: no unproven position within {margin:g} of even at most {args.max_plies} moves "
+        raise CliError(f"{args.book}: no unproven position within {margin:g} of even at most {plural(args.max_plies, 'move')} "
                        f"from the start (a larger --margin or --max-plies finds more)")
     write_lines(args.out, lines, f"self-play start lines from the book {args.book} ({opened.game}, "
                 f"{len(opened.book)} positions, model {opened.model_file}): the {len(lines)} unproven positions "
-                f"within {margin:g} of even at most {args.max_plies} moves from its start")
+                f"within {margin:g} of even at most {plural(args.max_plies, 'move')} from its start")
     deepest = max(len(s.moves) for s in lines)
     print(f"wrote {plural(len(lines), 'line')} ({deepest} moves at most) to {args.out}: use it with "
           f"selfplay.start_lines={args.out}")
