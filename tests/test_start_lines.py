@@ -129,3 +129,17 @@ def test_book_starts_says_when_nothing_is_unsure(tmp_path, capsys):
                  "--max-plies", "1"])
     assert code != 0 and "no unproven position within 0.3 of even at most 1 move from" in capsys.readouterr().err
     assert not (tmp_path / "s.txt").exists()
+
+
+def test_no_one_resigns_on_the_line(tmp_path):
+    from tests.test_train import Hopeless
+
+    path = tmp_path / "starts.txt"
+    path.write_text("b2 c3 a4\n")
+    env = VecEnv("hex-5")
+    cfg = load_config(TINY, ["game=hex-5", "selfplay.resign_playout=0", "selfplay.temperature_moves=0",
+                             "selfplay.resign_threshold=0.5", f"selfplay.start_lines={path}",
+                             "selfplay.start_fraction=1"]).selfplay
+    stats = SelfPlay(env, cfg, Hopeless(env), seed=0).run(ReplayBuffer(env, 5000), 100)
+    # Every move looks lost, so every game resigns at its first chance: right after the line.
+    assert stats.games > 10 and stats.resigned == stats.games and stats.plies == 3 * stats.games
