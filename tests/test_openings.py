@@ -63,19 +63,6 @@ def test_solver_settles_some_hex5_openings_quickly(opening):
     assert solver.nodes > 0
 
 
-def test_a_budgeted_solve_gives_up_and_leaves_the_table_exact():
-    board = hex_board(5)
-    solver = HexSolver(board, book=False)
-    a = board.hole_names.index("a3")  # about 37,000 positions to a proof (the second player wins)
-    assert solver.winner_within(1 << a, 0, 1, nodes=2000) is None
-    assert solver.nodes == 2001 and len(solver.table) < 2001  # the position that ran out is not stored
-    assert solver.winner_within(1 << a, 0, 1, nodes=10**7) == 1  # on from what the first call proved
-    assert solver.winner(1 << a, 0, 1) == 1 == HexSolver(board, book=False).winner(1 << a, 0, 1)
-    state = play_moves(VecEnv("hex-5"), ["a3"])
-    assert solver.state_winners(state, nodes=10).tolist() == [1]  # answered from the table now
-    assert HexSolver(board, book=False).state_winners(state, nodes=10).tolist() == [-1]
-
-
 def test_solver_refuses_boards_above_5x5():
     assert HexSolver(hex_board(5)).size == 25
     with pytest.raises(SolverError, match="stops at 25"):

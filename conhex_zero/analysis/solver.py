@@ -87,10 +87,6 @@ class SolverError(ValueError):
     """The board cannot be solved by this solver (not Hex, or too big)."""
 
 
-class OutOfNodes(Exception):
-    """A budgeted solve (``winner_within``) searched its budget of positions without an answer."""
-
-
 @dataclass(frozen=True)
 class OpeningTruth:
     """The exact outcome of one opening: does the first player win when the second does not swap?"""
@@ -136,8 +132,6 @@ class HexSolver:
         self.templates = self._edge_templates()
         self.table: dict[int, int] = {}  # position key -> proof set << 1 | mover wins
         self.nodes = 0
-        self.node_limit = float("inf")
-        """``nodes`` at which a budgeted solve gives up (``winner_within``); no limit otherwise."""
         self.book: dict[int, bool] = {}
         if book:
             from conhex_zero.analysis.hex_openings import SOLVED_OPENINGS
@@ -292,8 +286,6 @@ class HexSolver:
         hit = self.table.get(key)
         if hit is None:
             self.nodes += 1
-            if self.nodes > self.node_limit:
-                raise OutOfNodes  # nothing half-searched is stored: the table stays exact
             wins, proof = self._search(mine, theirs, player, self.full & ~(mine | theirs))
             self.table[key] = hit = proof << 1 | wins
         return bool(hit & 1), hit >> 1
@@ -364,19 +356,6 @@ class HexSolver:
         mine, theirs = (first, second) if to_move == 0 else (second, first)
         return to_move if self.mover_wins(mine, theirs, to_move) else 1 - to_move
 
-    def winner_within(self, first: int, second: int, to_move: int, nodes: int) -> int | None:
-        """``winner``, or None when the search would visit more than ``nodes`` new positions.
-
-        Every position whose search finished stays in the table, so a later call (with a larger
-        budget, or on a position that reaches them) starts from what this one proved."""
-        self.node_limit = self.nodes + nodes
-        try:
-            return self.winner(first, second, to_move)
-        except OutOfNodes:
-            return None
-        finally:
-            self.node_limit = float("inf")
-
     def opening_truths(self, progress: Callable[[int], None] | None = None) -> list[OpeningTruth]:
         """For every first move, whether the first player wins (second player to move, no swap).
 
@@ -398,13 +377,10 @@ class HexSolver:
         """First moves (hole ids) after which the first player wins (no swap)."""
         return {t.action for t in self.opening_truths() if t.first_player_wins}
 
-    def state_winners(self, state: State, progress: Callable[[int], None] | None = None,
-                      nodes: int | None = None) -> torch.Tensor:
+    def state_winners(self, state: State, progress: Callable[[int], None] | None = None) -> torch.Tensor:
         """``[B]`` the perfect-play winner of every position of an engine batch (``holes``: -1/0/1).
 
-        ``nodes``: give up on a position after that many new positions searched (-1 in its row:
-        unknown); None searches each position to the end. ``progress(k)`` is called with 0 before
-        the first position and with k after the k-th."""
+        ``progress(k)`` is called with 0 before the first position and with k after the k-th."""
         holes = state.holes.cpu().tolist()
         to_move = state.to_move.cpu().tolist()
         out = []
@@ -413,11 +389,7 @@ class HexSolver:
         for row, p in zip(holes, to_move):
             first = sum(1 << i for i, v in enumerate(row) if v == 0)
             second = sum(1 << i for i, v in enumerate(row) if v == 1)
-            if nodes is None:
-                out.append(self.winner(first, second, int(p)))
-            else:
-                w = self.winner_within(first, second, int(p), nodes)
-                out.append(-1 if w is None else w)
+            out.append(self.winner(first, second, int(p)))
             if progress is not None:
                 progress(len(out))
         return torch.tensor(out, dtype=torch.long)
