@@ -22,8 +22,6 @@ class StartLine:
     """The moves from the empty board (the book's start moves first)."""
     value: float
     """The book's value for the player to move at the line's end."""
-    size: int
-    """Book nodes below the position, itself included."""
 
 
 def unsure_lines(opened, game: Game, max_plies: int, margin: float = DECIDED_MARGIN) -> list[StartLine]:
@@ -34,7 +32,7 @@ def unsure_lines(opened, game: Game, max_plies: int, margin: float = DECIDED_MAR
         if not node.line or len(node.line) > max_plies or node.proven or abs(node.value) >= margin:
             continue
         moves = list(opened.start_moves) + [game.action_name(a) for a in node.line]
-        out.append(StartLine(moves, node.value, node.size))
+        out.append(StartLine(moves, node.value))
     return sorted(out, key=lambda s: (len(s.moves), s.moves))
 
 

@@ -357,16 +357,21 @@ class _lock:
 
 
 # --------------------------------------------------------------------------------------------- show
-def load_table(folder: str):
-    """The opened book, its game's env, start state and first-move table (with the truth where known)."""
+def open_checked(folder: str):
+    """The opened book; a damaged or cut one is refused before torch is imported (issue 58)."""
     from conhex_zero.book import folder as book_folder
     from conhex_zero.book.store import BookError
 
     _book_folder(folder)
-    try:  # torch-free: a damaged or cut book is refused before torch is imported (issue 58)
-        opened = book_folder.open_book(folder)
+    try:
+        return book_folder.open_book(folder)
     except BookError as err:
         raise CliError(str(err)) from None
+
+
+def load_table(folder: str):
+    """The opened book, its game's env, start state and first-move table (with the truth where known)."""
+    opened = open_checked(folder)
     from conhex_zero.book.table import move_table
     from conhex_zero.env.notation import play_moves
     from conhex_zero.env.vec_env import VecEnv
@@ -588,14 +593,15 @@ def format_table(opened, rows, source: str | None, top: int = 0, table: dict[str
 def run_starts(args: argparse.Namespace) -> int:
     check_output_file("--out", args.out)
     preflight_book_folder(args.book)
-    opened, env, start, rows, source = load_table(args.book)
+    opened = open_checked(args.book)  # no first-move table: only the book's nodes are read
     from conhex_zero.book.graph import DECIDED_MARGIN
     from conhex_zero.book.starts import unsure_lines, write_lines
+    from conhex_zero.games.game import parse_game
 
     margin = DECIDED_MARGIN if args.margin is None else args.margin
     if not 0 < margin <= 1:
         raise CliError(f"--margin {args.margin:g}: a value distance from even, in (0, 1]")
-    lines = unsure_lines(opened, env.game, args.max_plies, margin)
+    lines = unsure_lines(opened, parse_game(opened.game), args.max_plies, margin)
     if not lines:
         raise CliError(f"{args.book}: no unproven position within {margin:g} of even at most {plural(args.max_plies, 'move')} "
                        f"from the start (a larger --margin or --max-plies finds more)")
