@@ -197,6 +197,29 @@ def test_the_gpu_c_line_starts_from_the_gpu_lines_checkpoint_with_its_features_a
     assert saved.model.config.name == "l6h96c" and teacher.model.config.name == "l6h96"
 
 
+def test_the_hex7_gpu_line_starts_from_nothing_on_its_start_lines_and_is_rated_against_the_cpu_line(tmp_path):
+    """configs/hex7-gpu-c-line.yaml (issue 56: the 7x7 bar), shrunk to seconds on the CPU as the next
+    lent device would run it whole: l6h96c from nothing on Hex 7x7, bf16 self-play, half the games
+    from the committed start file's lines; ``rate`` then plays the CPU line's shipped model."""
+    config = ROOT / "configs" / "hex7-gpu-c-line.yaml"
+    line = tmp_path / "line"
+    shrink = ["device=cpu", "selfplay.compile=false", "selfplay.games=8", "selfplay.positions_per_iteration=32",
+              "selfplay.full_sims=4", "selfplay.cheap_sims=2", "replay.capacity=1000", "replay.min_size=32",
+              "optim.batch_size=16", "optim.warmup_steps=2", "eval.check_games=2", "iterations=2"]
+    loaded = load_config(config, shrink)
+    assert (loaded.game, loaded.model, loaded.init) == ("hex-7", "l6h96c", "")  # from nothing
+    assert loaded.selfplay.precision == "bf16" and loaded.selfplay.start_fraction == 0.5
+    assert (ROOT / loaded.selfplay.start_lines).is_file()
+    result = run_piece(line, config_file=str(config), overrides=shrink, minutes=5, run_dir=tmp_path / "r", **QUIET)
+    carry = Line(line).read_carry()
+    assert carry["config"]["model"] == "l6h96c" and carry["config"]["game"] == "hex-7" and carry["iteration"] == 2
+    assert result.record["check"]["games"] == 2
+    assert main(["rate", str(line), "--games", "2", "--sims", "2", "--quiet"]) == 0
+    results = [e for e in read_jsonl(line / "ladder.jsonl") if e["type"] == "result"]
+    opponents = {e["second"] if e["first"] == "iter_0002" else e["first"] for e in results}
+    assert opponents == {"random", "checkpoints/hex7-l4h64c-v4.pt"}
+
+
 def test_a_piece_stopped_by_a_signal_keeps_its_last_save(tmp_path):
     line = tmp_path / "line"
     cmd = [sys.executable, "-m", "conhex_zero.cli.main", "piece", str(line), "--config", str(TINY), "--minutes", "0",
