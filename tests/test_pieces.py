@@ -25,6 +25,10 @@ from conhex_zero.train.piece import EVAL_SECONDS, Deadline, run_piece
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "configs" / "tiny.yaml"
 QUIET = dict(progress=False, log=lambda *_: None, install_signals=False)
+GPU_LINE_SHRUNK = ["device=cpu", "selfplay.compile=false", "selfplay.games=8", "selfplay.positions_per_iteration=32",
+                   "selfplay.full_sims=4", "selfplay.cheap_sims=2", "replay.capacity=1000", "replay.min_size=32",
+                   "optim.batch_size=16", "optim.warmup_steps=2", "eval.check_games=2", "iterations=2"]
+"""A GPU line's config shrunk to seconds on the CPU (the lent device runs it whole)."""
 RECORD_KEYS = {"piece", "started", "device", "device_type", "torch", "commit", "minutes", "train_minutes",
                "first_iteration", "last_iteration", "games", "positions", "steps", "lr", "selfplay_positions_per_s",
                "elo", "elo_stderr", "scores", "checkpoint", "eval_seconds", "stopped"}
@@ -158,9 +162,7 @@ def test_an_l6h96_conhex_piece_of_the_gpu_line_runs_shrunk_on_the_cpu_and_is_rat
     """The GPU line's own config, on ConHex, shrunk to seconds: its piece checks its checkpoint and
     plays no rating game; ``conhex-zero rate`` then writes the ladder and the piece's record."""
     line = tmp_path / "line"
-    shrink = ["device=cpu", "selfplay.compile=false", "selfplay.games=8", "selfplay.positions_per_iteration=32",
-              "selfplay.full_sims=4", "selfplay.cheap_sims=2", "replay.capacity=1000", "replay.min_size=32",
-              "optim.batch_size=16", "optim.warmup_steps=2", "eval.check_games=2", "iterations=2"]
+    shrink = GPU_LINE_SHRUNK
     result = run_piece(line, config_file=str(ROOT / "configs" / "conhex-gpu-line.yaml"), overrides=shrink, minutes=5,
                        run_dir=tmp_path / "r", **QUIET)
     carry = Line(line).read_carry()
@@ -183,9 +185,7 @@ def test_the_gpu_c_line_starts_from_the_gpu_lines_checkpoint_with_its_features_a
     columns at zero (tests/test_connection.py: the same outputs as the teacher), bf16 self-play."""
     config = ROOT / "configs" / "conhex-gpu-c-line.yaml"
     line = tmp_path / "line"
-    shrink = ["device=cpu", "selfplay.compile=false", "selfplay.games=8", "selfplay.positions_per_iteration=32",
-              "selfplay.full_sims=4", "selfplay.cheap_sims=2", "replay.capacity=1000", "replay.min_size=32",
-              "optim.batch_size=16", "optim.warmup_steps=2", "eval.check_games=2", "iterations=2"]
+    shrink = GPU_LINE_SHRUNK
     loaded = load_config(config, shrink)
     assert loaded.model == "l6h96c" and loaded.selfplay.precision == "bf16"
     result = run_piece(line, config_file=str(config), overrides=shrink, minutes=5, run_dir=tmp_path / "r", **QUIET)
@@ -203,9 +203,7 @@ def test_the_hex7_gpu_line_starts_from_nothing_on_its_start_lines_and_is_rated_a
     from the committed start file's lines; ``rate`` then plays the CPU line's shipped model."""
     config = ROOT / "configs" / "hex7-gpu-c-line.yaml"
     line = tmp_path / "line"
-    shrink = ["device=cpu", "selfplay.compile=false", "selfplay.games=8", "selfplay.positions_per_iteration=32",
-              "selfplay.full_sims=4", "selfplay.cheap_sims=2", "replay.capacity=1000", "replay.min_size=32",
-              "optim.batch_size=16", "optim.warmup_steps=2", "eval.check_games=2", "iterations=2"]
+    shrink = GPU_LINE_SHRUNK
     loaded = load_config(config, shrink)
     assert (loaded.game, loaded.model, loaded.init) == ("hex-7", "l6h96c", "")  # from nothing
     assert loaded.selfplay.precision == "bf16" and loaded.selfplay.start_fraction == 0.5
