@@ -162,8 +162,7 @@ def test_an_l6h96_conhex_piece_of_the_gpu_line_runs_shrunk_on_the_cpu_and_is_rat
     """The GPU line's own config, on ConHex, shrunk to seconds: its piece checks its checkpoint and
     plays no rating game; ``conhex-zero rate`` then writes the ladder and the piece's record."""
     line = tmp_path / "line"
-    shrink = GPU_LINE_SHRUNK
-    result = run_piece(line, config_file=str(ROOT / "configs" / "conhex-gpu-line.yaml"), overrides=shrink, minutes=5,
+    result = run_piece(line, config_file=str(ROOT / "configs" / "conhex-gpu-line.yaml"), overrides=GPU_LINE_SHRUNK, minutes=5,
                        run_dir=tmp_path / "r", **QUIET)
     carry = Line(line).read_carry()
     assert carry["config"]["model"] == "l6h96" and carry["config"]["game"] == "conhex" and carry["iteration"] == 2
@@ -185,10 +184,9 @@ def test_the_gpu_c_line_starts_from_the_gpu_lines_checkpoint_with_its_features_a
     columns at zero (tests/test_connection.py: the same outputs as the teacher), bf16 self-play."""
     config = ROOT / "configs" / "conhex-gpu-c-line.yaml"
     line = tmp_path / "line"
-    shrink = GPU_LINE_SHRUNK
-    loaded = load_config(config, shrink)
+    loaded = load_config(config, GPU_LINE_SHRUNK)
     assert loaded.model == "l6h96c" and loaded.selfplay.precision == "bf16"
-    result = run_piece(line, config_file=str(config), overrides=shrink, minutes=5, run_dir=tmp_path / "r", **QUIET)
+    result = run_piece(line, config_file=str(config), overrides=GPU_LINE_SHRUNK, minutes=5, run_dir=tmp_path / "r", **QUIET)
     carry = Line(line).read_carry()
     assert carry["config"]["model"] == "l6h96c" and carry["iteration"] == 2
     assert result.record["check"]["games"] == 2
@@ -203,12 +201,11 @@ def test_the_hex7_gpu_line_starts_from_nothing_on_its_start_lines_and_is_rated_a
     from the committed start file's lines; ``rate`` then plays the CPU line's shipped model."""
     config = ROOT / "configs" / "hex7-gpu-c-line.yaml"
     line = tmp_path / "line"
-    shrink = GPU_LINE_SHRUNK
-    loaded = load_config(config, shrink)
+    loaded = load_config(config, GPU_LINE_SHRUNK)
     assert (loaded.game, loaded.model, loaded.init) == ("hex-7", "l6h96c", "")  # from nothing
     assert loaded.selfplay.precision == "bf16" and loaded.selfplay.start_fraction == 0.5
     assert (ROOT / loaded.selfplay.start_lines).is_file()
-    result = run_piece(line, config_file=str(config), overrides=shrink, minutes=5, run_dir=tmp_path / "r", **QUIET)
+    result = run_piece(line, config_file=str(config), overrides=GPU_LINE_SHRUNK, minutes=5, run_dir=tmp_path / "r", **QUIET)
     carry = Line(line).read_carry()
     assert carry["config"]["model"] == "l6h96c" and carry["config"]["game"] == "hex-7" and carry["iteration"] == 2
     assert result.record["check"]["games"] == 2
