@@ -87,6 +87,10 @@ class SolverError(ValueError):
     """The board cannot be solved by this solver (not Hex, or too big)."""
 
 
+class NodeBudgetSpent(Exception):
+    """A search given ``winner_within``'s node budget did not finish within it."""
+
+
 @dataclass(frozen=True)
 class OpeningTruth:
     """The exact outcome of one opening: does the first player win when the second does not swap?"""
@@ -132,6 +136,7 @@ class HexSolver:
         self.templates = self._edge_templates()
         self.table: dict[int, int] = {}  # position key -> proof set << 1 | mover wins
         self.nodes = 0
+        self.node_limit: int | None = None  # positions searched at which ``prove`` gives up (None: never)
         self.book: dict[int, bool] = {}
         if book:
             from conhex_zero.analysis.hex_openings import SOLVED_OPENINGS
@@ -286,6 +291,8 @@ class HexSolver:
         hit = self.table.get(key)
         if hit is None:
             self.nodes += 1
+            if self.node_limit is not None and self.nodes > self.node_limit:
+                raise NodeBudgetSpent
             wins, proof = self._search(mine, theirs, player, self.full & ~(mine | theirs))
             self.table[key] = hit = proof << 1 | wins
         return bool(hit & 1), hit >> 1
@@ -355,6 +362,17 @@ class HexSolver:
             return 0 if self.book[first.bit_length() - 1] else 1
         mine, theirs = (first, second) if to_move == 0 else (second, first)
         return to_move if self.mover_wins(mine, theirs, to_move) else 1 - to_move
+
+    def winner_within(self, first: int, second: int, to_move: int, max_nodes: int) -> int | None:
+        """``winner``, or None when it needs more than ``max_nodes`` new positions searched. The
+        table keeps only finished results, so what a stopped search proved is reused, never a guess."""
+        self.nodes, self.node_limit = 0, max_nodes
+        try:
+            return self.winner(first, second, to_move)
+        except NodeBudgetSpent:
+            return None
+        finally:
+            self.node_limit = None
 
     def opening_truths(self, progress: Callable[[int], None] | None = None) -> list[OpeningTruth]:
         """For every first move, whether the first player wins (second player to move, no swap).

@@ -72,6 +72,13 @@ class SelfPlayConfig:
     solver: bool = False
     """Proven values in self-play's searches (MCTS-solver, see search.mcts): off by default, the
     recipe the shipped models were trained with."""
+    proven_targets: int = 0
+    """Exact value targets (``train.proven_targets``, plain Hex only): a recorded position with at
+    most this many empty cells learns the exact solver's result for its player to move instead of
+    its game's outcome, once its game has ended (0: off)."""
+    proven_nodes: int = 5000
+    """The solver's budget per position for ``proven_targets`` (positions searched); a position it
+    does not settle within it keeps its game's outcome."""
 
     @property
     def evaluator_backend(self) -> str | None:

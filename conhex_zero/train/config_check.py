@@ -35,6 +35,7 @@ def validate(c: TrainConfig) -> None:
     check_memory(c)
     _check_references(c, game)
     _check_start_lines(c, game)
+    _check_proven_targets(c, game)
 
 
 def check_ranges(c: TrainConfig) -> None:
@@ -88,6 +89,8 @@ def _ranges(c: TrainConfig) -> list[tuple[bool, str]]:
         (c.selfplay.full_sims >= 1 and c.selfplay.cheap_sims >= 1, "selfplay.*_sims: at least 1"),
         (0 < c.selfplay.full_fraction <= 1, "selfplay.full_fraction: in (0, 1]"),
         (0 <= c.selfplay.start_fraction <= 1, "selfplay.start_fraction: in [0, 1]"),
+        (c.selfplay.proven_targets >= 0, "selfplay.proven_targets: at least 0 (0: off)"),
+        (c.selfplay.proven_nodes >= 1, "selfplay.proven_nodes: at least 1"),
         (c.selfplay.scheme in ("gumbel", "puct"), "selfplay.scheme: gumbel or puct"),
         (c.selfplay.precision in ("autocast", "bf16", "fp32"), "selfplay.precision: autocast, bf16 or fp32"),
         (c.selfplay.backend in BACKENDS, f"selfplay.backend: {', '.join(BACKENDS)}"),
@@ -170,6 +173,18 @@ def _check_start_lines(c: TrainConfig, game: Game) -> None:
         read_start_lines(c.selfplay.start_lines, game)
     except StartLinesError as err:
         raise ConfigError(f"selfplay.start_lines: {err}") from None
+
+
+def _check_proven_targets(c: TrainConfig, game: Game) -> None:
+    """Proven value targets only where the exact solver's results are the game's (plain Hex)."""
+    if not c.selfplay.proven_targets:
+        return
+    from conhex_zero.train.proven_targets import ProvenTargetsError, check_game
+
+    try:
+        check_game(game)
+    except ProvenTargetsError as err:
+        raise ConfigError(f"selfplay.proven_targets: {err}") from None
 
 
 def _check_references(c: TrainConfig, game: Game) -> None:

@@ -58,6 +58,8 @@ class ReplayBuffer:
         self.ownership = torch.zeros(rows, env.num_cells, dtype=torch.int8, device=self.device)
         self.ready = torch.zeros(rows, dtype=torch.bool, device=self.device)
         self.game = torch.full((rows,), -1, dtype=torch.long, device=self.device)
+        # Rows whose value target ``train.proven_targets`` has looked at (cleared when a row is rewritten).
+        self.examined = torch.zeros(rows, dtype=torch.bool, device=self.device)
         self.size = 0
         self.next = 0
         self.total_added = 0
@@ -87,6 +89,7 @@ class ReplayBuffer:
             self.store[name].index_copy_(0, rows, getattr(state, name).to(self.device, self.store[name].dtype))
         self.policy.index_copy_(0, rows, policy.to(self.device, torch.float16))
         self.ready.index_fill_(0, rows, False)
+        self.examined.index_fill_(0, rows, False)
         self.game.index_copy_(0, rows, game.to(self.device, torch.long))
 
     def set_targets(self, rows: Tensor, game: Tensor, value: Tensor, ownership: Tensor, mask: Tensor) -> None:
@@ -144,7 +147,7 @@ class ReplayBuffer:
 
         return {"store": {k: cpu(v) for k, v in self.store.items()}, "policy": cpu(self.policy),
                 "value": cpu(self.value), "ownership": cpu(self.ownership), "ready": cpu(self.ready),
-                "game": cpu(self.game), "size": n, "next": self.next, "total_added": self.total_added,
+                "examined": cpu(self.examined), "game": cpu(self.game), "size": n, "next": self.next, "total_added": self.total_added,
                 "capacity": self.capacity}
 
     def load_state_dict(self, data: dict) -> Tensor:
@@ -170,5 +173,8 @@ class ReplayBuffer:
             self.store[name][:m] = data["store"][name][kept].to(self.device)
         for name in ("policy", "value", "ownership", "ready", "game"):
             getattr(self, name)[:m] = data[name][kept].to(self.device)
+        # A state saved before the flag existed: its rows count as examined (none is solved again).
+        examined = data.get("examined")
+        self.examined[:m] = examined[kept].to(self.device) if examined is not None else True
         self.size, self.total_added = m, int(data["total_added"])
         return new_row

@@ -31,6 +31,7 @@ from conhex_zero.train import distributed
 from conhex_zero.train.config import TrainConfig
 from conhex_zero.train.distributed import Context
 from conhex_zero.train.learner import Learner
+from conhex_zero.train.proven_targets import ProvenStats, ProvenTargets
 from conhex_zero.train.replay import ReplayBuffer
 from conhex_zero.train.run_dir import RunDir
 from conhex_zero.train.selfplay import SelfPlay, SelfPlayStats
@@ -75,6 +76,8 @@ class Played:
     """Positions ever added to them."""
     timing: dict[str, float]
     """``time/selfplay_s``, and ``time/compile_s`` in the first iteration of a compiled network."""
+    proven: ProvenStats | None = None
+    """What ``selfplay.proven_targets`` solved this iteration (None: off)."""
 
 
 @dataclass
@@ -185,6 +188,8 @@ class Trainer:
     clock: RunClock | None = None
     compile_counted: bool = False
     """The self-play network's compilation is timed once, in its first iteration."""
+    proven: ProvenTargets | None = None
+    """Exact value targets for late Hex positions (``selfplay.proven_targets``; None: off)."""
 
     @classmethod
     def build(cls, ctx: Context, config: TrainConfig, run: RunDir, hooks: Hooks, where: Where,
@@ -203,6 +208,8 @@ class Trainer:
         learner = Learner(model, env, config.optim, config.iterations * steps, seed + 1, ctx)
         trainer = cls(ctx, config, run, hooks, where, log, progress, env, model, evaluator, replay, selfplay,
                       learner, steps)
+        if config.selfplay.proven_targets:
+            trainer.proven = ProvenTargets(env.game, config.selfplay.proven_targets, config.selfplay.proven_nodes)
         # Native packages built here (self-play's network and its search's step: the first run of a
         # size and board on a machine) are the run's compile time, not unaccounted set-up.
         built = {id(p): p.build_seconds for p in (evaluator.native, selfplay.full_search.leaf, selfplay.cheap_search.leaf)
@@ -228,6 +235,7 @@ class Trainer:
         with progress_bar(total=target, desc=f"iter {iteration} self-play", unit="pos", disable=not self.progress,
                           leave=False) as bar:
             stats = self.selfplay.run(self.replay, target, bar)
+        proven = self.proven.relabel(self.replay) if self.proven is not None else None  # part of self-play's time
         timing = {"time/selfplay_s": time.perf_counter() - clock}
         if self.evaluator.compile_seconds is not None and not self.compile_counted:
             self.compile_counted = True
@@ -235,14 +243,17 @@ class Trainer:
             timing["time/selfplay_s"] -= self.evaluator.compile_seconds
         ready, size, added = len(self.replay) >= self.config.replay.min_size, len(self.replay), self.replay.total_added
         if self.ctx.enabled:  # every rank has played: counts summed, phase time the slowest rank's
-            parts = self.ctx.all_gather_object((stats, ready, size, added), f"iteration {iteration}: the end of self-play")
+            parts = self.ctx.all_gather_object((stats, ready, size, added, proven),
+                                               f"iteration {iteration}: the end of self-play")
             stats = distributed.merge_stats([p[0] for p in parts])
+            if proven is not None:
+                proven = distributed.merge_stats([p[4] for p in parts])
             ready = all(p[1] for p in parts)  # the ranks must take the same number of steps
             size, added = sum(p[2] for p in parts), sum(p[3] for p in parts)
         self.games += stats.games
         self.add_phase("compile", timing.get("time/compile_s", 0.0))
         self.add_phase("selfplay", timing["time/selfplay_s"])
-        return Played(stats, ready, size, added, timing)
+        return Played(stats, ready, size, added, timing, proven)
 
     # ------------------------------------------------------------------ learn
     def learn(self, iteration: int, played: Played) -> Learned:
@@ -279,6 +290,8 @@ class Trainer:
         metrics = {"iteration": iteration, **played.stats.metrics(), **learned.metrics,
                    "selfplay/total_games": self.games, "replay/size": played.size, "replay/total_added": played.added,
                    **played.timing, "time/train_s": learned.seconds}
+        if played.proven is not None:
+            metrics.update(played.proven.metrics())
         if self.ctx.enabled:
             metrics["dist/world_size"] = self.ctx.world_size
         return metrics

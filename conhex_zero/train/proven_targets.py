@@ -1,0 +1,120 @@
+"""Proven value targets: late Hex positions learn their exact result, not their game's outcome.
+
+A recorded position's value target is the outcome of the game it came from: right when both sides
+played well from there, wrong when the loser of the position won because the winner erred later
+(a 32-simulation search does, and a game played from a lost position teaches the network that it
+was won). On Hex, the exact solver (``analysis.solver``) settles late positions in milliseconds: its
+virtual connections (bridges, the ziggurat) and must-play rule prove the result of a 7x7 position
+with 20-26 empty cells after a few hundred nodes. ``ProvenTargets`` looks, once, at every position
+whose targets have come in (``ReplayBuffer.ready``) and that has at most ``max_empty`` empty cells,
+solves it within a budget of ``max_nodes`` positions and, where the solver finishes, replaces the
+value target with the exact result for the player to move (+1 wins, -1 loses). Where it does not
+finish, the outcome stays. The ownership target (the game's final owners) is left as played.
+
+Only plain Hex rules (the swap rule and random opening stones allowed; positions up to the swap's
+ply are skipped, since the solver knows no swap): ``check_game`` says why not otherwise. The labels
+are computed between self-play and learning, on the host (a few host reads per iteration, none per
+self-play step); the solver's transposition table is kept between iterations and cleared when it
+holds more than ``TABLE_LIMIT`` entries.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import torch
+
+from conhex_zero.analysis.solver import HexSolver, SolverError
+from conhex_zero.games.game import Game
+from conhex_zero.train.replay import ReplayBuffer
+
+TABLE_LIMIT = 2_000_000
+"""Solver table entries kept between iterations (about 0.3 GB of Python integers)."""
+
+
+class ProvenTargetsError(ValueError):
+    """The game is not one the exact solver's results hold for."""
+
+
+def check_game(game: Game) -> None:
+    """``ProvenTargetsError`` unless the exact solver's results are the game's (plain Hex)."""
+    if game.forbid_depth is not None or game.extra_stone or game.mirror is not None:
+        raise ProvenTargetsError("proven targets need plain Hex rules: the exact solver knows no forbid, "
+                                 "extra-stone or mirror rule")
+    try:
+        HexSolver(game.board, max_holes=game.num_holes, book=False)
+    except SolverError as err:
+        raise ProvenTargetsError(f"proven targets need a Hex board: {err}") from None
+
+
+@dataclass
+class ProvenStats:
+    """What one pass found: positions looked at, in range, solved, and those whose target changed."""
+
+    examined: int = 0
+    in_range: int = 0
+    solved: int = 0
+    changed: int = 0
+    seconds: float = 0.0
+
+    def metrics(self) -> dict[str, float]:
+        out = {"proven/examined": self.examined, "proven/solved": self.solved, "proven/changed": self.changed,
+               "proven/seconds": self.seconds}
+        if self.in_range:
+            out["proven/solved_share"] = self.solved / self.in_range
+        if self.solved:
+            out["proven/changed_share"] = self.changed / self.solved
+        return out
+
+
+class ProvenTargets:
+    """Exact value targets for the late positions of a replay buffer (see the module docstring)."""
+
+    def __init__(self, game: Game, max_empty: int, max_nodes: int):
+        check_game(game)
+        self.game, self.max_empty, self.max_nodes = game, max_empty, max_nodes
+        self.solver = HexSolver(game.board, max_holes=game.num_holes, book=False)
+        swap_ply = game.swap_ply
+        self.first_ply = 0 if swap_ply is None else swap_ply + 1  # positions before it may still swap
+
+    def relabel(self, replay: ReplayBuffer) -> ProvenStats:
+        """Solve every ready, not yet examined row with at most ``max_empty`` empty cells; set the
+        value target of those solved to the exact result for their player to move."""
+        clock = time.perf_counter()
+        stats = ProvenStats()
+        fresh = replay.ready & ~replay.examined  # [R + 1]
+        fresh[replay.dump_row] = False
+        rows = fresh.nonzero().flatten()  # [M]
+        stats.examined = int(rows.numel())
+        if not stats.examined:
+            return stats
+        replay.examined.index_fill_(0, rows, True)
+        holes = replay.store["holes"].index_select(0, rows)  # [M, H] int8: -1 empty, 0, 1
+        ply = replay.store["ply"].index_select(0, rows).long()  # [M]
+        empty = (holes < 0).sum(1)  # [M]
+        keep = (empty <= self.max_empty) & (ply >= self.first_ply)
+        rows, holes = rows[keep], holes[keep]
+        to_move = replay.store["to_move"].index_select(0, rows).tolist()
+        old = replay.value.index_select(0, rows).tolist()
+        stats.in_range = int(rows.numel())
+        solved_rows, solved_values = [], []
+        weights = [1 << i for i in range(holes.shape[1])]
+        for row, cells, mover, before in zip(rows.tolist(), holes.tolist(), to_move, old):
+            first = sum(w for w, v in zip(weights, cells) if v == 0)
+            second = sum(w for w, v in zip(weights, cells) if v == 1)
+            winner = self.solver.winner_within(first, second, int(mover), self.max_nodes)
+            if winner is None:
+                continue
+            value = 1 if winner == mover else -1
+            solved_rows.append(row)
+            solved_values.append(value)
+            stats.changed += value != before
+        if len(self.solver.table) > TABLE_LIMIT:
+            self.solver.table.clear()
+        stats.solved = len(solved_rows)
+        if solved_rows:
+            index = torch.tensor(solved_rows, dtype=torch.long, device=replay.device)
+            replay.value.index_copy_(0, index, torch.tensor(solved_values, dtype=torch.int8, device=replay.device))
+        stats.seconds = time.perf_counter() - clock
+        return stats
