@@ -72,3 +72,20 @@ def test_no_position_of_the_set_is_an_opening(game):
     board = torch.load(DATA, weights_only=True)["boards"][game]
     cells = int(game.split("-")[1]) ** 2
     assert int(board["empty"].max()) <= cells - 10
+
+
+def test_solver_reach_settles_a_small_book_and_gives_up_within_a_budget(tmp_path):
+    """``benchmarks/solver_reach.py`` on the shipped Hex 5x5 book: with room, every position tried is
+    settled; with a budget of one position searched, only those its static rules decide."""
+    book = str(ROOT / "checkpoints" / "books" / "hex5-l4h64")
+    roomy, tight = tmp_path / "roomy.json", tmp_path / "tight.json"
+    for out, nodes in ((roomy, "1000000"), (tight, "1")):
+        result = _run("benchmarks/solver_reach.py", book, "--nodes", nodes, "--per-count", "4", "--json", str(out))
+        assert result.returncode == 0, result.stderr
+        assert "settled" in result.stdout
+    roomy_rows = json.loads(roomy.read_text())["results"][0]["by_empty"]
+    tight_rows = json.loads(tight.read_text())["results"][0]["by_empty"]
+    assert roomy_rows and all(r["settled"] == r["tried"] <= 4 for r in roomy_rows)
+    assert sum(r["settled"] for r in tight_rows) < sum(r["settled"] for r in roomy_rows)
+    bad = _run("benchmarks/solver_reach.py", str(tmp_path / "no-such-book"), "--json", str(tmp_path / "x.json"))
+    assert bad.returncode == 2 and "no-such-book" in bad.stderr and "Traceback" not in bad.stderr
