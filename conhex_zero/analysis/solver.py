@@ -87,6 +87,12 @@ class SolverError(ValueError):
     """The board cannot be solved by this solver (not Hex, or too big)."""
 
 
+def stone_masks(holes: list[int]) -> tuple[int, int]:
+    """The first and the second player's stones as bitboards, from one engine row of ``holes``
+    (-1 empty, 0 first player, 1 second)."""
+    return (sum(1 << i for i, v in enumerate(holes) if v == 0), sum(1 << i for i, v in enumerate(holes) if v == 1))
+
+
 class NodeBudgetSpent(Exception):
     """A search given ``winner_within``'s node budget did not finish within it."""
 
@@ -405,9 +411,7 @@ class HexSolver:
         if progress is not None:
             progress(0)
         for row, p in zip(holes, to_move):
-            first = sum(1 << i for i, v in enumerate(row) if v == 0)
-            second = sum(1 << i for i, v in enumerate(row) if v == 1)
-            out.append(self.winner(first, second, int(p)))
+            out.append(self.winner(*stone_masks(row), int(p)))
             if progress is not None:
                 progress(len(out))
         return torch.tensor(out, dtype=torch.long)

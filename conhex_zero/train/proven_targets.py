@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
-from conhex_zero.analysis.solver import HexSolver, SolverError
+from conhex_zero.analysis.solver import HexSolver, SolverError, stone_masks
 from conhex_zero.games.game import Game
 from conhex_zero.train.replay import ReplayBuffer
 
@@ -99,11 +99,8 @@ class ProvenTargets:
         old = replay.value.index_select(0, rows).tolist()
         stats.in_range = int(rows.numel())
         solved_rows, solved_values = [], []
-        weights = [1 << i for i in range(holes.shape[1])]
         for row, cells, mover, before in zip(rows.tolist(), holes.tolist(), to_move, old):
-            first = sum(w for w, v in zip(weights, cells) if v == 0)
-            second = sum(w for w, v in zip(weights, cells) if v == 1)
-            winner = self.solver.winner_within(first, second, int(mover), self.max_nodes)
+            winner = self.solver.winner_within(*stone_masks(cells), int(mover), self.max_nodes)
             if winner is None:
                 continue
             value = 1 if winner == mover else -1
