@@ -147,6 +147,17 @@ class EvalConfig:
 
 
 @dataclass(frozen=True)
+class MixConfig:
+    games: tuple[str, ...] = ()
+    """Side boards (``train.mix``): other games of the family (``[hex-5]``, ``[hex-5, hex-6]``) the one
+    network plays and learns on beside ``game``, each with its own self-play and replay; evaluation
+    and checkpoints stay ``game``'s. Empty: the run trains on ``game`` alone."""
+    share: float = 0.25
+    """Share of each iteration's recorded positions, and of its optimiser steps, that are the side
+    boards' (split evenly between them)."""
+
+
+@dataclass(frozen=True)
 class DistConfig:
     timeout_s: float = 300.0
     """torchrun jobs: seconds to join the job and for a collective inside a training step (the
@@ -191,6 +202,8 @@ class TrainConfig:
     replay: ReplayConfig = field(default_factory=ReplayConfig)
     optim: OptimConfig = field(default_factory=OptimConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    mix: MixConfig = field(default_factory=MixConfig)
+    """Side boards trained on in the same run (issue 56's curriculum across board sizes)."""
     dist: DistConfig = field(default_factory=DistConfig)
     """Multi-process training (torchrun); ignored by a single process."""
 

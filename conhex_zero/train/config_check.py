@@ -36,6 +36,7 @@ def validate(c: TrainConfig) -> None:
     _check_references(c, game)
     _check_start_lines(c, game)
     _check_proven_targets(c, game)
+    _check_mix(c, game)
 
 
 def check_ranges(c: TrainConfig) -> None:
@@ -173,6 +174,26 @@ def _check_start_lines(c: TrainConfig, game: Game) -> None:
         read_start_lines(c.selfplay.start_lines, game)
     except StartLinesError as err:
         raise ConfigError(f"selfplay.start_lines: {err}") from None
+
+
+def _check_mix(c: TrainConfig, game: Game) -> None:
+    """Side boards: each a game spec (every game of the family: a network for one plays the others),
+    each once, none the run's own game, the share strictly between 0 and 1."""
+    if not c.mix.games:
+        return
+    if not 0.0 < c.mix.share < 1.0:
+        raise ConfigError(f"invalid value for mix.share: strictly between 0 and 1 (got {c.mix.share})")
+    seen = set()
+    for spec in c.mix.games:
+        try:
+            side = parse_game(spec)
+        except GameSpecError as err:
+            raise ConfigError(f"mix.games: {spec}: {err}") from None
+        if side.spec == game.spec:
+            raise ConfigError(f"mix.games: {spec} is the run's own game ({c.game}); list only other boards")
+        if side.spec in seen:
+            raise ConfigError(f"mix.games: {spec} is listed twice")
+        seen.add(side.spec)
 
 
 def _check_proven_targets(c: TrainConfig, game: Game) -> None:

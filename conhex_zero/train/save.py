@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 
 from conhex_zero.nn.checkpoint import FORMAT, SCHEMA_VERSION
-from conhex_zero.train import distributed
+from conhex_zero.train import distributed, mix
 from conhex_zero.train.evaluate import check, evaluate
 from conhex_zero.train.trainer import Trainer, rng_states
 
@@ -95,7 +95,12 @@ def _shard(t: Trainer, iteration: int, digest: str | None) -> dict:
     return {"format": FORMAT, "schema": SCHEMA_VERSION, "iteration": iteration, "rank": t.ctx.rank,
             "world_size": t.ctx.world_size, "replay": t.replay.state_dict(),
             "selfplay": t.selfplay.state_dict(), "learner_generator": t.learner.generator.get_state(),
-            "rng": rng_states(), "weights_digest": digest}
+            "rng": rng_states(), "weights_digest": digest, **_sides(t)}
+
+
+def _sides(t: Trainer) -> dict:
+    """A mixed run's side boards (replay and games in progress), under ``mix``; nothing for one board."""
+    return {"mix": mix.state_dict(t.sides)} if t.sides else {}
 
 
 def _state(t: Trainer, iteration: int, name: str, evaluated: bool) -> dict:
@@ -104,7 +109,7 @@ def _state(t: Trainer, iteration: int, name: str, evaluated: bool) -> dict:
     state = {"format": FORMAT, "schema": SCHEMA_VERSION, "config": t.config.to_dict(),
              "model": t.model.state_dict(), "learner": t.learner.state_dict()}
     if not t.ctx.enabled:  # one process: its shard lives in the state itself
-        state.update({"replay": t.replay.state_dict(), "selfplay": t.selfplay.state_dict()})
+        state.update({"replay": t.replay.state_dict(), "selfplay": t.selfplay.state_dict(), **_sides(t)})
     compared = (name, t.model) if evaluated else t.previous  # this one, or the last one evaluated
     state.update({"iteration": iteration, "games": t.games, "elapsed": t.clock.seconds(),
                   "previous_name": compared[0] if compared else None,

@@ -19,7 +19,7 @@ from conhex_zero.console.words import plural
 from conhex_zero.ladder.store import trim as trim_ladder
 from conhex_zero.nn.checkpoint import CheckpointError, load_checkpoint
 from conhex_zero.nn.model import GraphNet, ModelConfig, with_connection_inputs
-from conhex_zero.train import distributed
+from conhex_zero.train import distributed, mix
 from conhex_zero.train.config import ReplayConfig, TrainConfig
 from conhex_zero.train.distributed import Context
 from conhex_zero.train.run_dir import RunDir, TrainStateError
@@ -218,6 +218,8 @@ def _restore_local(t: Trainer, local: dict) -> None:
     """This rank's replay, games in progress and replay-sampling generator."""
     row_map = t.replay.load_state_dict(local["replay"])
     t.selfplay.load_state_dict(local["selfplay"], row_map)
+    if t.sides:
+        mix.load_state_dict(t.sides, local.get("mix"), t.log)
     if "learner_generator" in local:
         t.learner.generator.set_state(local["learner_generator"])
 
@@ -227,6 +229,8 @@ def _fresh_games(t: Trainer, saved: dict) -> None:
     fresh replay-sampling generator, both seeded from the rank and the iteration."""
     fresh = distributed.rank_seed(t.config.seed, t.ctx.rank, t.start_iteration)
     t.selfplay = SelfPlay(t.env, t.config.selfplay, t.evaluator, fresh)
+    for k, side in enumerate(t.sides or []):
+        side.fresh_games(fresh + (k + 1) * mix.SIDE_SEED_STRIDE)
     t.learner.generator.manual_seed(fresh + 1)
     if saved.get("carried"):
         t.replay.total_added = int(saved.get("positions", 0))  # the count goes on

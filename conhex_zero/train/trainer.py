@@ -31,6 +31,7 @@ from conhex_zero.train import distributed
 from conhex_zero.train.config import TrainConfig
 from conhex_zero.train.distributed import Context
 from conhex_zero.train.learner import Learner
+from conhex_zero.train.mix import SideBoard, build_sides, positions_split
 from conhex_zero.train.proven_targets import ProvenStats, ProvenTargets
 from conhex_zero.train.replay import ReplayBuffer
 from conhex_zero.train.run_dir import RunDir
@@ -78,6 +79,10 @@ class Played:
     """``time/selfplay_s``, and ``time/compile_s`` in the first iteration of a compiled network."""
     proven: ProvenStats | None = None
     """What ``selfplay.proven_targets`` solved this iteration (None: off)."""
+    side_ready: tuple[bool, ...] = ()
+    """Per side board (``mix.games``): every rank's side replay holds ``replay.min_size`` positions."""
+    side_metrics: dict[str, float] | None = None
+    """The side boards' self-play figures (``mix/<game>/...``, rank 0's)."""
 
 
 @dataclass
@@ -190,6 +195,8 @@ class Trainer:
     """The self-play network's compilation is timed once, in its first iteration."""
     proven: ProvenTargets | None = None
     """Exact value targets for late Hex positions (``selfplay.proven_targets``; None: off)."""
+    sides: list[SideBoard] | None = None
+    """The side boards of a mixed run (``mix.games``, ``train.mix``); empty or None: one board."""
 
     @classmethod
     def build(cls, ctx: Context, config: TrainConfig, run: RunDir, hooks: Hooks, where: Where,
@@ -210,9 +217,11 @@ class Trainer:
                       learner, steps)
         if config.selfplay.proven_targets:
             trainer.proven = ProvenTargets(env.game, config.selfplay.proven_targets, config.selfplay.proven_nodes)
+        trainer.sides = build_sides(config, model, ctx.device, seed, learner.add_board)
         # Native packages built here (self-play's network and its search's step: the first run of a
         # size and board on a machine) are the run's compile time, not unaccounted set-up.
-        built = {id(p): p.build_seconds for p in (evaluator.native, selfplay.full_search.leaf, selfplay.cheap_search.leaf)
+        parts = [(evaluator, selfplay)] + [(side.evaluator, side.selfplay) for side in trainer.sides]
+        built = {id(p): p.build_seconds for e, sp in parts for p in (e.native, sp.full_search.leaf, sp.cheap_search.leaf)
                  if getattr(p, "build_seconds", None)}
         if built:
             trainer.add_phase("compile", sum(built.values()))
@@ -228,13 +237,21 @@ class Trainer:
 
     # ------------------------------------------------------------------ play
     def play(self, iteration: int) -> Played:
-        """Self-play until this rank's replay took ``positions_per_iteration`` new positions."""
-        target = self.config.selfplay.positions_per_iteration
+        """Self-play until this rank's replay took ``positions_per_iteration`` new positions (a mixed
+        run: the main board's share of them, then each side board's)."""
+        sides = self.sides or []
+        target, side_targets = positions_split(self.config.selfplay.positions_per_iteration, self.config.mix.share,
+                                               len(sides))
         clock = time.perf_counter()
         self.evaluator.refresh()  # a bf16 copy of the weights follows the last training (CUDA graphs run no Python)
-        with progress_bar(total=target, desc=f"iter {iteration} self-play", unit="pos", disable=not self.progress,
-                          leave=False) as bar:
+        with progress_bar(total=target + sum(side_targets), desc=f"iter {iteration} self-play", unit="pos",
+                          disable=not self.progress, leave=False) as bar:
             stats = self.selfplay.run(self.replay, target, bar)
+            side_metrics: dict[str, float] = {}
+            for side, side_target in zip(sides, side_targets):
+                side.evaluator.refresh()
+                side_metrics.update(side.metrics(side.selfplay.run(side.replay, side_target, bar)))
+        side_ready = tuple(len(side.replay) >= self.config.replay.min_size for side in sides)
         proven = self.proven.relabel(self.replay) if self.proven is not None else None  # part of self-play's time
         timing = {"time/selfplay_s": time.perf_counter() - clock}
         if self.evaluator.compile_seconds is not None and not self.compile_counted:
@@ -243,8 +260,9 @@ class Trainer:
             timing["time/selfplay_s"] -= self.evaluator.compile_seconds
         ready, size, added = len(self.replay) >= self.config.replay.min_size, len(self.replay), self.replay.total_added
         if self.ctx.enabled:  # every rank has played: counts summed, phase time the slowest rank's
-            parts = self.ctx.all_gather_object((stats, ready, size, added, proven),
+            parts = self.ctx.all_gather_object((stats, ready, size, added, proven, side_ready),
                                                f"iteration {iteration}: the end of self-play")
+            side_ready = tuple(all(p[5][k] for p in parts) for k in range(len(sides)))
             stats = distributed.merge_stats([p[0] for p in parts])
             if proven is not None:
                 proven = distributed.merge_stats([p[4] for p in parts])
@@ -253,7 +271,7 @@ class Trainer:
         self.games += stats.games
         self.add_phase("compile", timing.get("time/compile_s", 0.0))
         self.add_phase("selfplay", timing["time/selfplay_s"])
-        return Played(stats, ready, size, added, timing, proven)
+        return Played(stats, ready, size, added, timing, proven, side_ready, side_metrics if sides else None)
 
     # ------------------------------------------------------------------ learn
     def learn(self, iteration: int, played: Played) -> Learned:
@@ -263,7 +281,10 @@ class Trainer:
         clock = time.perf_counter()
         with progress_bar(total=steps, desc=f"iter {iteration} training", unit="step", disable=not self.progress,
                           leave=False) as bar:
-            metrics = self.learner.train(self.replay, steps, self.config.replay.symmetries, bar)
+            sides = [(side.game, side.board, side.replay if ready else None)
+                     for side, ready in zip(self.sides or [], played.side_ready)]
+            metrics = self.learner.train(self.replay, steps, self.config.replay.symmetries, bar, sides,
+                                         self.config.mix.share)
         seconds = time.perf_counter() - clock
         self.add_phase("learning", seconds)
         if self.ctx.enabled:
@@ -292,6 +313,8 @@ class Trainer:
                    **played.timing, "time/train_s": learned.seconds}
         if played.proven is not None:
             metrics.update(played.proven.metrics())
+        if played.side_metrics:
+            metrics.update(played.side_metrics)
         if self.ctx.enabled:
             metrics["dist/world_size"] = self.ctx.world_size
         return metrics
