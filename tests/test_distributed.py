@@ -122,6 +122,25 @@ def test_two_processes_train_checkpoint_resume_exactly(tmp_path):
     assert "replay" in torch.load(part / "state" / "train_state.pt", weights_only=True)
 
 
+@pytest.mark.slow
+def test_two_processes_train_a_mixed_run(tmp_path):
+    """mix.games under torchrun: each rank plays and keeps its own side-board games and replay (in its
+    shard), side steps are taken and the ranks' weights stay identical."""
+    run = tmp_path / "mixed"
+    done = torchrun("train.py", "--config", str(TINY), "--run-dir", str(run), "--quiet", *SMALL,
+                    "mix.games=[hex-4]", "mix.share=0.5", "optim.sample_reuse=8")
+    assert done.returncode == 0, done.stderr[-3000:]
+    s0, s1 = shard(run, 3, 0), shard(run, 3, 1)
+    ckpt = load_checkpoint(run / "latest.pt")
+    assert s0["weights_digest"] == s1["weights_digest"] == distributed.weights_digest(ckpt.model)
+    side0, side1 = s0["mix"]["hex-4"], s1["mix"]["hex-4"]
+    assert side0["replay"]["size"] > 0 and side1["replay"]["size"] > 0
+    n = min(side0["replay"]["size"], side1["replay"]["size"])
+    assert not torch.equal(side0["replay"]["policy"][:n], side1["replay"]["policy"][:n])  # their own games
+    lines = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    assert lines[-1]["mix/hex-4/steps"] > 0 and ckpt.game == "hex-3"
+
+
 DRIVER = """
 import os, sys, time
 from conhex_zero.cli.main import main

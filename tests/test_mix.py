@@ -69,6 +69,18 @@ def test_the_side_boards_may_be_any_game_of_the_family():
 
 
 # ---------------------------------------------------------------- runs
+def test_two_mixed_iterations_play_and_learn_on_the_side_board(tmp_path):
+    """The fast suite's mixed run: Hex 3x3 with Hex 2x2 beside it; the side board records half of the
+    positions and takes half of the steps (3 of each iteration's 6)."""
+    config = load_config(TINY, ["mix.games=[hex-2]", "mix.share=0.5", "iterations=2", "optim.sample_reuse=4",
+                                "replay.min_size=16", "eval.games=0", "eval.previous_games=0"])
+    train(config, tmp_path / "run", **QUIET)
+    lines = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert lines[0]["mix/hex-2/recorded"] >= 24 and lines[1]["mix/hex-2/replay_size"] >= 48
+    assert [m["mix/hex-2/steps"] for m in lines] == [3, 3] and lines[1]["train/steps"] == 12
+    assert math.isfinite(lines[1]["mix/hex-2/value_loss"])
+
+
 def test_a_mixed_run_learns_on_every_board_and_resumes_exactly(tmp_path):
     config = load_config(TINY, MIXED + ["iterations=4", "optim.sample_reuse=8"])  # 12 steps an iteration
     whole = train(config, tmp_path / "whole", **QUIET)
