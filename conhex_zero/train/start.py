@@ -229,7 +229,7 @@ def _fresh_games(t: Trainer, saved: dict) -> None:
     fresh replay-sampling generator, both seeded from the rank and the iteration."""
     fresh = distributed.rank_seed(t.config.seed, t.ctx.rank, t.start_iteration)
     t.selfplay = SelfPlay(t.env, t.config.selfplay, t.evaluator, fresh)
-    for k, side in enumerate(t.sides or []):
+    for k, side in enumerate(t.sides):
         side.fresh_games(fresh + (k + 1) * mix.SIDE_SEED_STRIDE)
     t.learner.generator.manual_seed(fresh + 1)
     if saved.get("carried"):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
@@ -195,8 +195,8 @@ class Trainer:
     """The self-play network's compilation is timed once, in its first iteration."""
     proven: ProvenTargets | None = None
     """Exact value targets for late Hex positions (``selfplay.proven_targets``; None: off)."""
-    sides: list[SideBoard] | None = None
-    """The side boards of a mixed run (``mix.games``, ``train.mix``); empty or None: one board."""
+    sides: list[SideBoard] = field(default_factory=list)
+    """The side boards of a mixed run (``mix.games``, ``train.mix``); empty: one board."""
 
     @classmethod
     def build(cls, ctx: Context, config: TrainConfig, run: RunDir, hooks: Hooks, where: Where,
@@ -239,7 +239,7 @@ class Trainer:
     def play(self, iteration: int) -> Played:
         """Self-play until this rank's replay took ``positions_per_iteration`` new positions (a mixed
         run: the main board's share of them, then each side board's)."""
-        sides = self.sides or []
+        sides = self.sides
         target, side_targets = positions_split(self.config.selfplay.positions_per_iteration, self.config.mix.share,
                                                len(sides))
         clock = time.perf_counter()
@@ -282,7 +282,7 @@ class Trainer:
         with progress_bar(total=steps, desc=f"iter {iteration} training", unit="step", disable=not self.progress,
                           leave=False) as bar:
             sides = [(side.game, side.board, side.replay if ready else None)
-                     for side, ready in zip(self.sides or [], played.side_ready)]
+                     for side, ready in zip(self.sides, played.side_ready)]
             metrics = self.learner.train(self.replay, steps, self.config.replay.symmetries, bar, sides,
                                          self.config.mix.share)
         seconds = time.perf_counter() - clock
