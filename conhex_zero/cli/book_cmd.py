@@ -1,4 +1,4 @@
-"""``conhex-zero book grow|show|html``: an opening book that grows from the first move into a tree of
+"""``conhex-zero book grow|show|html`` (and ``prove``, in ``book_prove_cmd``): an opening book that grows from the first move into a tree of
 searched positions, corrects itself by minimax, and is read as a table or as linked pages."""
 
 from __future__ import annotations
@@ -136,6 +136,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                       help="at most N pages, the positions nearest the start first (default 400)")
     html.add_argument("--quiet", action="store_true", help="no progress bar")
     html.set_defaults(run=run_html)
+
+    from conhex_zero.cli.book_prove_cmd import add_prove_parser
+
+    add_prove_parser(what)
 
 
 def _is_book(path: str | Path) -> bool:

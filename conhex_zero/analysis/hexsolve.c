@@ -1,0 +1,453 @@
+/* Exact Hex solver with H-search virtual connections and depth-first proof-number search.
+ *
+ * Built at first use by conhex_zero/analysis/native_solver.py (the system C compiler, no Python
+ * headers: plain functions called through ctypes). Boards up to 8 x 8: a position is two 64-bit
+ * bitboards, bit r * n + c = hole id, as in games/hex.py and analysis/solver.py.
+ *
+ * H-search (Anshelevich 2002, as in Hayward et al., "Solving 7x7 Hex", 2003): for one player, the
+ * nodes are its two sides (with the stones touching them), its other stone groups and the empty
+ * cells. A full connection (FC) between two nodes holds whoever moves; a semi connection (SC) holds
+ * with one move of its owner (its key). Each has a carrier: the empty cells it needs. Rules:
+ *   base: two adjacent nodes, one an empty cell: FC with the empty carrier;
+ *   AND over an owned node g (a group or a side): FC(x,g,A) + FC(g,z,B), A and B disjoint and
+ *       missing x and z: FC(x,z,A|B); SC(x,g,A) + FC(g,z,B): SC(x,z,A|B);
+ *   AND over an empty cell y: FC(x,y,A) + FC(y,z,B): SC(x,z,A|B|y) (key y);
+ *   OR: SCs between x and z whose carriers have an empty intersection: FC with their union.
+ * Carriers that contain another of the same pair are dropped; each pair keeps a bounded list.
+ * Every derived connection is sound, so the solver's verdicts are exact; H-search only misses some.
+ *
+ * The solver is negamax depth-first proof-number search (Nagai 2002) on "does the mover win?",
+ * with a transposition table and the 1+epsilon trick. A position is evaluated once, when first seen:
+ *   the mover has an FC or an SC between its sides: it wins (proof: the carrier);
+ *   the opponent has an FC: the mover loses (proof: the carrier);
+ *   the opponent has SCs: the mover must play in the intersection of their carriers (the
+ *   must-play region; proof of a loss includes their union).
+ * Proof sets (as in analysis/solver.py): empty holes such that the winner still wins when the loser
+ * owns every other empty hole. A move x refuted with proof S_x means every move outside S_x + {x}
+ * loses too (monotonicity), so the candidates shrink to S_x.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef uint64_t u64;
+
+#define MAXNODES 72
+#define FCMAX 10
+#define SCMAX 16
+#define ORDEPTH 4
+static int fc_limit = FCMAX, sc_limit = SCMAX, or_depth = ORDEPTH;
+
+/* ---- board ------------------------------------------------------------------------------- */
+static int N;                 /* holes */
+static u64 FULL;
+static u64 NB[64];            /* neighbours of each hole */
+static u64 SIDES[2][2];       /* [player][side] holes of the side */
+
+/* ---- H-search state (one player at a time) --------------------------------------------- */
+static int K;                          /* nodes */
+static int owned[MAXNODES];            /* 1: a side or a group of the player, 0: an empty cell */
+static u64 cellbit[MAXNODES];          /* the empty cell of a cell node, 0 for owned nodes */
+static u64 adjc[MAXNODES];             /* empty cells next to the node */
+static u64 fcs[MAXNODES][MAXNODES][FCMAX];
+static uint8_t nfc[MAXNODES][MAXNODES];
+static u64 scs[MAXNODES][MAXNODES][SCMAX];
+static uint8_t nsc[MAXNODES][MAXNODES];
+
+typedef struct { uint8_t x, z, full; u64 c; } Item;
+#define QMAX 65536
+static Item queue[QMAX];
+static int qhead, qtail;
+static long hs_ops;
+static long hs_budget = 400000;   /* combination steps one H-search may take */
+
+static int subset(u64 a, u64 b) { return (a & ~b) == 0; }
+
+static void push(int x, int z, int full, u64 c) {
+    if (qtail < QMAX) { queue[qtail].x = x; queue[qtail].z = z; queue[qtail].full = full; queue[qtail].c = c; qtail++; }
+}
+
+static int restrict_cells = 3;   /* between two empty cells, only carriers of at most this many cells (0: any) */
+
+static int add_fc(int x, int z, u64 c) {
+    if (x == z) return 0;
+    if (restrict_cells && !owned[x] && !owned[z] && __builtin_popcountll(c) > restrict_cells - 1) return 0;
+    if (x > z) { int t = x; x = z; z = t; }
+    u64 *l = fcs[x][z];
+    int n = nfc[x][z];
+    for (int i = 0; i < n; i++) if (subset(l[i], c)) return 0;
+    int m = 0;
+    for (int i = 0; i < n; i++) if (!subset(c, l[i])) l[m++] = l[i];
+    if (m >= fc_limit) { nfc[x][z] = m; return 0; }
+    l[m++] = c;
+    nfc[x][z] = m;
+    /* semi connections that contain a full one are no longer needed */
+    u64 *s = scs[x][z];
+    int k = 0;
+    for (int i = 0; i < nsc[x][z]; i++) if (!subset(c, s[i])) s[k++] = s[i];
+    nsc[x][z] = k;
+    push(x, z, 1, c);
+    return 1;
+}
+
+static int or_rule(int x, int z, const u64 *l, int n, int start, u64 inter, u64 uni, int depth) {
+    for (int i = start; i < n; i++) {
+        u64 in2 = inter & l[i];
+        if (in2 == inter) continue;
+        u64 un2 = uni | l[i];
+        if (!in2) { add_fc(x, z, un2); return 1; }
+        if (depth < or_depth && or_rule(x, z, l, n, i + 1, in2, un2, depth + 1)) return 1;
+    }
+    return 0;
+}
+
+static int add_sc(int x, int z, u64 c) {
+    if (x == z) return 0;
+    if (restrict_cells && !owned[x] && !owned[z] && __builtin_popcountll(c) > restrict_cells - 1) return 0;
+    if (x > z) { int t = x; x = z; z = t; }
+    for (int i = 0; i < nfc[x][z]; i++) if (subset(fcs[x][z][i], c)) return 0;
+    u64 *l = scs[x][z];
+    int n = nsc[x][z];
+    for (int i = 0; i < n; i++) if (subset(l[i], c)) return 0;
+    int m = 0;
+    for (int i = 0; i < n; i++) if (!subset(c, l[i])) l[m++] = l[i];
+    if (m >= sc_limit) { nsc[x][z] = m; return 0; }
+    l[m++] = c;
+    nsc[x][z] = m;
+    push(x, z, 0, c);
+    /* OR: the new carrier with others of the pair, until the intersection is empty */
+    u64 copy[SCMAX];
+    memcpy(copy, l, sizeof(u64) * m);
+    or_rule(x, z, copy, m - 1, 0, c, c, 1);
+    return 1;
+}
+
+/* carrier c between x and the middle g, combined with the middle's connections to every z */
+static void and_from(int x, int g, int xfull, u64 c) {
+    for (int z = 0; z < K; z++) {
+        if (z == x || z == g) continue;
+        if (c & cellbit[z]) continue;
+        int a = g < z ? g : z, b = g < z ? z : g;
+        int nf = nfc[a][b];
+        if (!nf) continue;
+        u64 *l = fcs[a][b];
+        for (int i = 0; i < nf; i++) {
+            u64 d = l[i];
+            if (++hs_ops > hs_budget) return;
+            if ((d & c) || (d & cellbit[x])) continue;
+            if (owned[g]) {
+                if (xfull) add_fc(x, z, c | d); else add_sc(x, z, c | d);
+            } else if (xfull) {
+                add_sc(x, z, c | d | cellbit[g]);
+            }
+        }
+    }
+}
+
+static int node_of_cell[64];
+
+/* H-search for `player` owning `mine` against `theirs`. Returns the number of nodes; nodes 0 and 1
+ * are the player's two sides. */
+static int hsearch(u64 mine, u64 theirs, int player) {
+    u64 empty = FULL & ~(mine | theirs);
+    u64 sa = SIDES[player][0], sb = SIDES[player][1];
+    /* groups */
+    u64 groups[64]; int ng = 0;
+    u64 rest = mine;
+    while (rest) {
+        u64 g = rest & -rest;
+        for (;;) {
+            u64 grown = g;
+            u64 m = g;
+            while (m) { int i = __builtin_ctzll(m); m &= m - 1; grown |= NB[i] & mine; }
+            if (grown == g) break;
+            g = grown;
+        }
+        rest &= ~g;
+        groups[ng++] = g;
+    }
+    K = 2;
+    u64 members[MAXNODES];
+    members[0] = 0; members[1] = 0;
+    adjc[0] = sa & empty; adjc[1] = sb & empty;
+    for (int i = 0; i < ng; i++) {
+        u64 g = groups[i];
+        u64 nb = 0, m = g;
+        while (m) { int j = __builtin_ctzll(m); m &= m - 1; nb |= NB[j]; }
+        nb &= empty;
+        int ta = (g & sa) != 0, tb = (g & sb) != 0;
+        if (ta && tb) return -1;   /* connected already */
+        if (ta) { members[0] |= g; adjc[0] |= nb; }
+        else if (tb) { members[1] |= g; adjc[1] |= nb; }
+        else { members[K] = g; adjc[K] = nb; owned[K] = 1; cellbit[K] = 0; K++; }
+    }
+    owned[0] = owned[1] = 1; cellbit[0] = cellbit[1] = 0;
+    u64 m = empty;
+    while (m) {
+        int i = __builtin_ctzll(m); m &= m - 1;
+        node_of_cell[i] = K;
+        owned[K] = 0; cellbit[K] = 1ULL << i; adjc[K] = NB[i] & empty; K++;
+    }
+    for (int a = 0; a < K; a++) for (int b = a; b < K; b++) { nfc[a][b] = 0; nsc[a][b] = 0; }
+    qhead = qtail = 0; hs_ops = 0;
+    /* base: every node with its adjacent empty cells */
+    for (int x = 0; x < K; x++) {
+        u64 a = adjc[x];
+        while (a) {
+            int i = __builtin_ctzll(a); a &= a - 1;
+            int y = node_of_cell[i];
+            if (owned[x] || x < y) add_fc(x, y, 0);
+        }
+    }
+    while (qhead < qtail && hs_ops <= hs_budget) {
+        Item it = queue[qhead++];
+        int x = it.x, z = it.z;
+        /* is the item still in its list? (a later, smaller carrier may have dropped it) */
+        int alive = 0;
+        if (it.full) { for (int i = 0; i < nfc[x][z]; i++) if (fcs[x][z][i] == it.c) { alive = 1; break; } }
+        else { for (int i = 0; i < nsc[x][z]; i++) if (scs[x][z][i] == it.c) { alive = 1; break; } }
+        if (!alive) continue;
+        /* z as the middle, x the end; then x as the middle */
+        if (it.full || owned[z]) and_from(x, z, it.full, it.c);
+        if (it.full || owned[x]) and_from(z, x, it.full, it.c);
+        /* an FC into an owned node also extends the semi connections that end at it */
+        if (it.full) {
+            for (int side = 0; side < 2; side++) {
+                int g = side ? x : z, e = side ? z : x;   /* g the owned middle, e the far end */
+                if (!owned[g]) continue;
+                for (int y = 0; y < K; y++) {
+                    if (y == g || y == e || (it.c & cellbit[y])) continue;
+                    int a = g < y ? g : y, b = g < y ? y : g;
+                    for (int i = 0; i < nsc[a][b]; i++) {
+                        u64 s = scs[a][b][i];
+                        if (++hs_ops > hs_budget) break;
+                        if ((s & it.c) || (s & cellbit[e])) continue;
+                        add_sc(y, e, s | it.c);
+                    }
+                }
+            }
+        }
+    }
+    return K;
+}
+
+/* ---- evaluation of one position ------------------------------------------------------------- */
+enum { UNKNOWN = 0, WIN = 1, LOSS = 2 };
+
+typedef struct { int status; u64 proof; u64 must; u64 must_proof; } Eval;
+
+static long evaluations;
+
+static Eval evaluate(u64 mine, u64 theirs, int player) {
+    Eval e = {UNKNOWN, 0, 0, 0};
+    u64 empty = FULL & ~(mine | theirs);
+    evaluations++;
+    if (hsearch(theirs, mine, 1 - player) < 0) { e.status = LOSS; return e; }
+    if (nfc[0][1]) { e.status = LOSS; e.proof = fcs[0][1][0]; return e; }
+    u64 must = empty, must_proof = 0;
+    for (int i = 0; i < nsc[0][1]; i++) { must &= scs[0][1][i]; must_proof |= scs[0][1][i]; }
+    if (!must) { e.status = LOSS; e.proof = must_proof; return e; }
+    int k = hsearch(mine, theirs, player);
+    if (k < 0) { e.status = WIN; return e; }
+    if (nfc[0][1]) { e.status = WIN; e.proof = fcs[0][1][0]; return e; }
+    if (nsc[0][1]) { e.status = WIN; e.proof = scs[0][1][0]; return e; }
+    e.must = must; e.must_proof = must_proof;
+    return e;
+}
+
+/* ---- transposition table ------------------------------------------------------------------- */
+typedef struct {
+    u64 a, b;           /* the mover's stones, the opponent's */
+    u64 proof;          /* solved: the proof set; else the evaluation's must-play proof */
+    u64 must;           /* must-play region (unsolved) */
+    uint32_t pn, dn;    /* proof numbers for "the mover wins" */
+    uint32_t work;
+    uint8_t player, used;
+} Entry;
+
+#define INF 100000000u
+static Entry *table;
+static u64 table_mask;
+static long nodes_searched, node_limit;
+static int out_of_budget;
+
+static u64 hash(u64 a, u64 b, int p) {
+    u64 h = a * 0x9E3779B97F4A7C15ULL ^ (b + 0x632BE59BD9B4E019ULL) * 0xC2B2AE3D27D4EB4FULL ^ (u64)p * 0x165667B19E3779F9ULL;
+    h ^= h >> 29; h *= 0xBF58476D1CE4E5B9ULL; h ^= h >> 32;
+    return h;
+}
+
+static Entry *lookup(u64 a, u64 b, int p) {
+    u64 h = hash(a, b, p) & table_mask;
+    for (int k = 0; k < 4; k++) {
+        Entry *e = &table[(h + k) & table_mask];
+        if (e->used && e->a == a && e->b == b && e->player == p) return e;
+    }
+    return NULL;
+}
+
+static Entry *store(u64 a, u64 b, int p) {
+    u64 h = hash(a, b, p) & table_mask;
+    Entry *victim = NULL;
+    for (int k = 0; k < 4; k++) {
+        Entry *e = &table[(h + k) & table_mask];
+        if (!e->used || (e->a == a && e->b == b && e->player == p)) { victim = e; break; }
+        int solved = e->pn == 0 || e->dn == 0;
+        if (!victim) victim = e;
+        else {
+            int vs = victim->pn == 0 || victim->dn == 0;
+            /* replace unsolved before solved, then the least work */
+            if ((vs && !solved) || (vs == solved && e->work < victim->work)) victim = e;
+        }
+    }
+    if (!(victim->used && victim->a == a && victim->b == b && victim->player == p)) {
+        memset(victim, 0, sizeof *victim);
+        victim->a = a; victim->b = b; victim->player = p; victim->used = 1;
+    }
+    return victim;
+}
+
+/* The entry of a position, evaluated (H-search) when first seen. */
+static Entry *probe(u64 a, u64 b, int p) {
+    Entry *e = lookup(a, b, p);
+    if (e) return e;
+    Eval v = evaluate(a, b, p);
+    e = store(a, b, p);
+    if (v.status == WIN) { e->pn = 0; e->dn = INF; e->proof = v.proof; }
+    else if (v.status == LOSS) { e->pn = INF; e->dn = 0; e->proof = v.proof; }
+    else {
+        e->must = v.must; e->proof = v.must_proof;
+        e->pn = 1; e->dn = (uint32_t)__builtin_popcountll(v.must);
+    }
+    return e;
+}
+
+#define MAXMOVES 64
+
+static void mid(u64 a, u64 b, int p, uint32_t thpn, uint32_t thdn);
+
+/* The children of an unsolved node: moves in its must-play region, shrunk by the proof sets of
+ * moves already refuted. Returns the count; fills moves[]. Sets *won when a child is a loss for
+ * its mover (with *win_proof), and the accumulated loss proof in *loss_proof. */
+static int children(u64 a, u64 b, int p, u64 must, u64 *moves, uint32_t *cpn, uint32_t *cdn,
+                    int *won, u64 *win_proof, u64 *loss_proof) {
+    int n = 0;
+    *won = 0;
+    u64 cand = must;
+    u64 lp = *loss_proof;
+    /* first pass: solved children shrink the region */
+    u64 m = must;
+    while (m) {
+        int i = __builtin_ctzll(m); m &= m - 1;
+        u64 bit = 1ULL << i;
+        if (!(cand & bit)) continue;
+        Entry *c = lookup(b, a | bit, 1 - p);
+        if (!c) continue;
+        if (c->pn == INF || (c->dn == 0)) { *won = 1; *win_proof = c->proof | bit; return 0; }
+        if (c->pn == 0) { lp |= c->proof; cand &= c->proof; }
+    }
+    m = cand;
+    while (m) {
+        int i = __builtin_ctzll(m); m &= m - 1;
+        u64 bit = 1ULL << i;
+        if (!(cand & bit)) continue;
+        Entry *c = probe(b, a | bit, 1 - p);
+        if (c->dn == 0) { *won = 1; *win_proof = c->proof | bit; return 0; }
+        if (c->pn == 0) { lp |= c->proof; cand &= c->proof; continue; }
+        moves[n] = bit; cpn[n] = c->pn; cdn[n] = c->dn; n++;
+    }
+    /* drop moves a later refutation excluded */
+    int k = 0;
+    for (int i = 0; i < n; i++) if (cand & moves[i]) { moves[k] = moves[i]; cpn[k] = cpn[i]; cdn[k] = cdn[i]; k++; }
+    *loss_proof = lp;
+    return k;
+}
+
+static void mid(u64 a, u64 b, int p, uint32_t thpn, uint32_t thdn) {
+    Entry *e = probe(a, b, p);
+    if (e->pn == 0 || e->dn == 0) return;
+    if (out_of_budget) return;
+    u64 moves[MAXMOVES]; uint32_t cpn[MAXMOVES], cdn[MAXMOVES];
+    u64 must = e->must, base_proof = e->proof;
+    uint32_t work0 = (uint32_t)nodes_searched;
+    for (;;) {
+        if (++nodes_searched > node_limit) { out_of_budget = 1; break; }
+        int won; u64 win_proof = 0, loss_proof = base_proof;
+        int n = children(a, b, p, must, moves, cpn, cdn, &won, &win_proof, &loss_proof);
+        e = probe(a, b, p);   /* the table may have moved it */
+        if (won) { e->pn = 0; e->dn = INF; e->proof = win_proof; break; }
+        if (n == 0) { e->pn = INF; e->dn = 0; e->proof = loss_proof; break; }
+        uint32_t pn = INF, dn = 0, dn2 = INF;
+        int best = 0;
+        for (int i = 0; i < n; i++) {
+            if (cdn[i] < pn) { dn2 = pn; pn = cdn[i]; best = i; }
+            else if (cdn[i] < dn2) dn2 = cdn[i];
+            dn += cpn[i]; if (dn > INF) dn = INF;
+        }
+        e->pn = pn; e->dn = dn;
+        if (pn >= thpn || dn >= thdn) break;
+        /* the 1+epsilon trick (Pawlewicz and Lew 2007): stay in the best child until its
+         * disproof number passes the second best's by a quarter, not by one */
+        uint64_t grace = (uint64_t)dn2 + dn2 / 4 + 1;
+        uint32_t cthdn = thpn < grace ? thpn : (uint32_t)grace;
+        uint64_t t = (uint64_t)thdn - dn + cpn[best];
+        uint32_t cthpn = t > INF ? INF : (uint32_t)t;
+        mid(b, a | moves[best], 1 - p, cthpn, cthdn);
+        if (out_of_budget) { e = probe(a, b, p); break; }
+    }
+    e = lookup(a, b, p);
+    if (e) e->work += (uint32_t)nodes_searched - work0;
+}
+
+/* ---- interface --------------------------------------------------------------------------- */
+
+int hs_init(int holes, const u64 *neighbours, const u64 *sides, int log2_table) {
+    if (holes < 1 || holes > 64) return -1;
+    N = holes;
+    FULL = holes == 64 ? ~0ULL : ((1ULL << holes) - 1);
+    for (int i = 0; i < holes; i++) NB[i] = neighbours[i];
+    for (int p = 0; p < 2; p++) for (int s = 0; s < 2; s++) SIDES[p][s] = sides[2 * p + s];
+    free(table);
+    table = calloc((size_t)1 << log2_table, sizeof(Entry));
+    if (!table) return -2;
+    table_mask = ((u64)1 << log2_table) - 1;
+    return 0;
+}
+
+void hs_clear(void) { memset(table, 0, sizeof(Entry) * (table_mask + 1)); }
+
+/* Does the mover (player p, stones a) win against stones b? 1 yes, 0 no, -1 budget spent.
+ * *proof receives the proof set. max_nodes bounds the node expansions of this call. */
+int hs_solve(u64 a, u64 b, int p, long max_nodes, u64 *proof, long *spent) {
+    nodes_searched = 0; node_limit = max_nodes; out_of_budget = 0;
+    Entry *e = probe(a, b, p);
+    while (e->pn && e->dn && !out_of_budget) {
+        mid(a, b, p, INF - 1, INF - 1);
+        e = lookup(a, b, p);
+        if (!e) e = probe(a, b, p);
+    }
+    if (spent) *spent = nodes_searched;
+    e = lookup(a, b, p);
+    if (!e || (e->pn && e->dn)) return -1;
+    if (proof) *proof = e->proof;
+    return e->pn == 0 ? 1 : 0;
+}
+
+/* The player's H-search result: 2 an FC between its sides, 1 an SC, 0 neither; carrier in *c. */
+int hs_connection(u64 mine, u64 theirs, int player, u64 *c) {
+    int k = hsearch(mine, theirs, player);
+    if (k < 0) { *c = 0; return 2; }
+    if (nfc[0][1]) { *c = fcs[0][1][0]; return 2; }
+    if (nsc[0][1]) { *c = scs[0][1][0]; return 1; }
+    return 0;
+}
+
+long hs_evaluations(void) { return evaluations; }
+void hs_set_budget(long ops) { hs_budget = ops; }
+void hs_set_restrict(int on) { restrict_cells = on; }
+void hs_set_limits(int fc, int sc, int depth) {
+    fc_limit = fc < 1 ? 1 : fc > FCMAX ? FCMAX : fc;
+    sc_limit = sc < 1 ? 1 : sc > SCMAX ? SCMAX : sc;
+    or_depth = depth < 1 ? 1 : depth;
+}
+long hs_last_ops(void) { return hs_ops; }

@@ -1,0 +1,193 @@
+"""The native Hex solver: H-search and proof-number search in C, for Hex boards up to 8 x 8.
+
+``hexsolve.c`` (beside this module; its header comment says what it computes and why it is exact)
+is compiled at first use with the system's C compiler into a cache folder (``CONHEX_ZERO_CACHE``,
+else ``~/.cache/conhex-zero``), keyed by the source's digest, and called through ``ctypes``: no
+Python headers, nothing at install time. Where no compiler is found, ``NativeSolverUnavailable``
+says so and the pure-Python ``analysis.solver.HexSolver`` (5 x 5 at most) is what remains.
+
+``NativeHexSolver`` has the pure solver's interface (``winner``, ``winner_within``,
+``state_winners``, ``opening_truths``) and a node budget on every call, so a book can ask for proofs
+of its positions at a bounded cost. Its verdicts are exact or absent, never guessed: the tests check
+them against the pure solver and a brute-force one on 3 x 3 to 5 x 5, on thousands of positions.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from conhex_zero.analysis.solver import HexSolver, OpeningTruth, SolverError, stone_masks
+from conhex_zero.env.state import State
+from conhex_zero.games.board import BoardGraph
+
+SOURCE = Path(__file__).with_name("hexsolve.c")
+MAX_NATIVE_HOLES = 64
+TABLE_BITS = 22
+"""log2 of the transposition table's entries (48 bytes each: 2**22 is 192 MiB)."""
+
+
+class NativeSolverUnavailable(SolverError):
+    """The C solver cannot be built here (no C compiler, or the build failed)."""
+
+
+def cache_folder() -> Path:
+    return Path(os.environ.get("CONHEX_ZERO_CACHE") or Path.home() / ".cache" / "conhex-zero")
+
+
+def build_library() -> Path:
+    """The compiled solver, built once per source digest (a file lock-free rename keeps concurrent
+    builds, such as test workers', from reading half a file)."""
+    source = SOURCE.read_bytes()
+    digest = hashlib.sha256(source).hexdigest()[:16]
+    folder = cache_folder()
+    target = folder / f"hexsolve-{digest}.so"
+    if target.is_file():
+        return target
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if compiler is None:
+        raise NativeSolverUnavailable("no C compiler found (cc, gcc or clang; or set CC): the native "
+                                      "Hex solver is unavailable, the pure-Python one handles up to 5 x 5")
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=folder, suffix=".so", delete=False) as tmp:
+        partial = Path(tmp.name)
+    try:
+        try:
+            done = subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(partial), str(SOURCE)],
+                                  capture_output=True, text=True)
+        except OSError as err:
+            raise NativeSolverUnavailable(f"the C compiler {compiler} could not be run ({err.strerror}): the native "
+                                          f"Hex solver is unavailable") from None
+        if done.returncode != 0:
+            raise NativeSolverUnavailable(f"building the native Hex solver with {compiler} failed:\n"
+                                          f"{done.stderr.strip()[-2000:]}")
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+_library: ctypes.CDLL | None = None
+_active: tuple | None = None  # the board the library's tables hold (hs_init resets them)
+
+
+def _load() -> ctypes.CDLL:
+    global _library
+    if _library is None:
+        lib = ctypes.CDLL(str(build_library()))
+        u64p = ctypes.POINTER(ctypes.c_uint64)
+        lib.hs_init.argtypes = [ctypes.c_int, u64p, u64p, ctypes.c_int]
+        lib.hs_init.restype = ctypes.c_int
+        lib.hs_solve.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_long,
+                                 u64p, ctypes.POINTER(ctypes.c_long)]
+        lib.hs_solve.restype = ctypes.c_int
+        lib.hs_connection.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, u64p]
+        lib.hs_connection.restype = ctypes.c_int
+        lib.hs_evaluations.restype = ctypes.c_long
+        lib.hs_set_budget.argtypes = [ctypes.c_long]
+        lib.hs_clear.restype = None
+        _library = lib
+    return _library
+
+
+class NativeHexSolver:
+    """Exact game values of Hex positions (boards up to 8 x 8), each call within a node budget.
+
+    ``table_bits``: log2 of the transposition table's entries. The table lives in the C library
+    (one per process) and is kept between calls on the same board, so what one call proved the next
+    reuses; a solver for another board (or another table size) resets it.
+    """
+
+    def __init__(self, board: BoardGraph, table_bits: int = TABLE_BITS):
+        self.geometry = HexSolver(board, max_holes=MAX_NATIVE_HOLES, book=False)  # checks it is Hex
+        self.size = self.geometry.size
+        self.table_bits = table_bits
+        self.lib = _load()
+        self.neighbours = [self.geometry._dilate(1 << i) & ~(1 << i) for i in range(self.size)]
+        self.sides = [mask for pair in self.geometry.player_sides for mask in pair]
+        self.nodes = 0  # node expansions of the last call
+        self._activate()
+
+    def _activate(self) -> None:
+        global _active
+        key = (self.size, tuple(self.neighbours), tuple(self.sides), self.table_bits)
+        if _active != key:
+            nb = (ctypes.c_uint64 * 64)(*self.neighbours)
+            sides = (ctypes.c_uint64 * 4)(*self.sides)
+            if self.lib.hs_init(self.size, nb, sides, self.table_bits) != 0:
+                raise NativeSolverUnavailable(f"the native solver could not allocate 2**{self.table_bits} table entries")
+            _active = key
+
+    def prove(self, mine: int, theirs: int, player: int, max_nodes: int | None = None) -> tuple[bool, int] | None:
+        """``(player to move wins, proof set)``, or None when ``max_nodes`` expansions did not settle it."""
+        self._activate()
+        proof, spent = ctypes.c_uint64(0), ctypes.c_long(0)
+        limit = (1 << 62) if max_nodes is None else max(1, int(max_nodes))
+        result = self.lib.hs_solve(mine, theirs, player, limit, ctypes.byref(proof), ctypes.byref(spent))
+        self.nodes = spent.value
+        return None if result < 0 else (result == 1, proof.value)
+
+    def connection(self, mine: int, theirs: int, player: int) -> tuple[int, int]:
+        """``(2 full / 1 semi / 0 none, carrier)``: H-search's verdict on ``player``'s two sides."""
+        self._activate()
+        carrier = ctypes.c_uint64(0)
+        kind = self.lib.hs_connection(mine, theirs, player, ctypes.byref(carrier))
+        return kind, carrier.value
+
+    def winner_within(self, first: int, second: int, to_move: int, max_nodes: int | None) -> int | None:
+        """The perfect-play winner (0 or 1) from a position, or None when the budget did not settle it."""
+        if self.geometry.connected(first, 0):
+            return 0
+        if self.geometry.connected(second, 1):
+            return 1
+        mine, theirs = (first, second) if to_move == 0 else (second, first)
+        result = self.prove(mine, theirs, to_move, max_nodes)
+        if result is None:
+            return None
+        return to_move if result[0] else 1 - to_move
+
+    def winner(self, first: int, second: int, to_move: int) -> int:
+        result = self.winner_within(first, second, to_move, None)
+        assert result is not None
+        return result
+
+    def opening_truths(self, max_nodes: int | None = None,
+                       progress: Callable[[int], None] | None = None) -> list[OpeningTruth | None]:
+        """For every first move, whether the first player wins (second to move, no swap); None where
+        the budget did not settle it. An opening and its half turn share one search."""
+        wins: dict[int, bool | None] = {}
+        if progress is not None:
+            progress(0)
+        for a in range(self.size):
+            twin = self.size - 1 - a
+            if twin in wins:
+                wins[a] = wins[twin]
+            else:
+                w = self.winner_within(1 << a, 0, 1, max_nodes)
+                wins[a] = None if w is None else w == 0
+            if progress is not None:
+                progress(a + 1)
+        return [None if wins[a] is None else OpeningTruth(a, bool(wins[a])) for a in range(self.size)]
+
+    def state_winners(self, state: State, progress: Callable[[int], None] | None = None,
+                      max_nodes: int | None = None) -> torch.Tensor:
+        """``[B]`` the winner of every position of an engine batch, -1 where ``max_nodes`` did not settle it."""
+        holes = state.holes.cpu().tolist()
+        to_move = state.to_move.cpu().tolist()
+        out = []
+        if progress is not None:
+            progress(0)
+        for row, p in zip(holes, to_move):
+            w = self.winner_within(*stone_masks(row), int(p), max_nodes)
+            out.append(-1 if w is None else w)
+            if progress is not None:
+                progress(len(out))
+        return torch.tensor(out, dtype=torch.long)

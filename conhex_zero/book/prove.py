@@ -1,0 +1,110 @@
+"""Proofs at a Hex book's positions: the native solver's exact results written into the book.
+
+A book's values are its network's and its searches' estimates; where the native solver
+(``analysis.native_solver``: H-search and proof-number search) settles a position within a node
+budget, the book gets an ``exact`` line for it, which its minimax treats as it treats every proof:
+exact, never replaced by an estimate, and carried up to the positions above (a position is won
+when one move reaches a lost one; lost when every move is proven to lose). The first-move table's
+openings become decided where they are proven, whatever the network believed.
+
+Positions are tried shallowest first (the openings, then the replies), each with the same budget,
+until a deadline; results are appended (sealed) in batches, so a run stopped at any moment keeps
+what it proved. Positions where the swap is still legal are skipped (the solver plays Hex without
+the pie rule).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from conhex_zero.book import store
+from conhex_zero.book.folder import OpenBook
+
+
+def parse_key(key: str) -> tuple[int, int, int, int]:
+    """A book key's (first player's stones, second's, player to move, empty cells) as bitboards."""
+    holes, mover, _swap = key.split("|")
+    first = sum(1 << i for i, c in enumerate(holes) if c == "x")
+    second = sum(1 << i for i, c in enumerate(holes) if c == "o")
+    return first, second, "xo".index(mover), holes.count(".")
+
+
+def key_depth(key: str) -> int:
+    """Pieces on the board: the position's ply from the empty board."""
+    holes = key.split("|")[0]
+    return len(holes) - holes.count(".")
+
+
+@dataclass
+class ProveReport:
+    """What one run proved, by depth (pieces on the board)."""
+
+    tried: dict[int, int] = field(default_factory=dict)
+    proved: dict[int, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    stopped: str = ""
+
+    @property
+    def total_tried(self) -> int:
+        return sum(self.tried.values())
+
+    @property
+    def total_proved(self) -> int:
+        return sum(self.proved.values())
+
+
+def candidates(opened: OpenBook, max_depth: int | None = None) -> list[str]:
+    """Keys of the book's positions worth a proof: not exact yet, not proven by the book's own
+    searches, no swap left; shallowest first (then the book's order of keys)."""
+    out = []
+    for key, node in opened.book.nodes.items():
+        if node.exact or node.proven or not key.endswith("|-"):
+            continue
+        depth = key_depth(key)
+        if max_depth is not None and depth > max_depth:
+            continue
+        out.append(key)
+    return sorted(out, key=lambda k: (key_depth(k), k))
+
+
+def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None = None,
+               max_depth: int | None = None, flush_seconds: float = 30.0,
+               on_position: Callable[[str, int | None], None] | None = None) -> ProveReport:
+    """Try the solver on every candidate (``candidates``) with ``max_nodes`` each, until
+    ``deadline`` (``time.monotonic``); append the results to the book and update its values.
+    ``on_position(key, result)`` is called after each (result +1/-1 for the mover, None unsettled)."""
+    report = ProveReport()
+    started = time.monotonic()
+    pending: list[dict] = []
+    last_flush = started
+
+    def flush() -> None:
+        nonlocal pending, last_flush
+        if pending:
+            store.append(opened.folder, pending)
+            pending = []
+        last_flush = time.monotonic()
+
+    for key in candidates(opened, max_depth):
+        if deadline is not None and time.monotonic() >= deadline:
+            report.stopped = "time"
+            break
+        first, second, mover, _ = parse_key(key)
+        depth = key_depth(key)
+        report.tried[depth] = report.tried.get(depth, 0) + 1
+        winner = solver.winner_within(first, second, mover, max_nodes)
+        result = None if winner is None else (1 if winner == mover else -1)
+        if result is not None:
+            report.proved[depth] = report.proved.get(depth, 0) + 1
+            opened.book.nodes[key].exact = result
+            pending.append(store.exact_entry(key, result))
+        if on_position is not None:
+            on_position(key, result)
+        if time.monotonic() - last_flush >= flush_seconds:
+            flush()
+    flush()
+    opened.book.update()
+    report.seconds = time.monotonic() - started
+    return report

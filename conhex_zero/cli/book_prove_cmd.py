@@ -1,0 +1,96 @@
+"""``conhex-zero book prove``: the native Hex solver's proofs written into a book (``book/prove.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+
+from conhex_zero.cli.common import CliError, HelpFormatter
+from conhex_zero.cli.numbers import Real, Whole
+from conhex_zero.console.words import plural
+
+NODES = Whole(1, 1_000_000_000)
+MINUTES = Real(0.0, 7 * 24 * 60.0, above=True, what="a number of minutes")
+DEPTH = Whole(0, 64)
+TABLE_BITS = Whole(12, 28)
+
+
+def add_prove_parser(what: argparse._SubParsersAction) -> None:
+    prove = what.add_parser(
+        "prove", help="prove the book's Hex positions with the native solver (exact values, shallowest first)",
+        formatter_class=HelpFormatter,
+        description="Try the native Hex solver (H-search and proof-number search in C, built at first use with "
+        "the system's C compiler; Hex boards up to 8x8, no swap) on the book's positions, the openings first, "
+        "then the replies, each within --nodes expansions, until --minutes. Every position it settles gets an "
+        "exact result, which the book's minimax keeps and carries up: an opening it proves is decided by the "
+        "proof, whatever the network believed. Results are appended as they come (a stopped run keeps them); "
+        "positions already exact or proven are skipped, so running it again with a larger --nodes goes on.",
+        epilog="examples:\n  conhex-zero book prove checkpoints/books/hex6-l4h64c-v3 --depth 1 --minutes 30\n"
+               "  conhex-zero book prove checkpoints/books/hex7-l4h64c-v3 --nodes 20000 --minutes 10")
+    prove.add_argument("book", metavar="DIR", help="a book folder of a Hex game (up to 8x8, no swap)")
+    prove.add_argument("--nodes", type=NODES, default=100_000, metavar="N",
+                       help="node expansions the solver may spend on one position (default: 100000)")
+    prove.add_argument("--minutes", type=MINUTES, default=None, metavar="M",
+                       help="stop trying new positions after M minutes (default: try every candidate)")
+    prove.add_argument("--depth", type=DEPTH, default=None, metavar="D",
+                       help="only positions with at most D pieces on the board (1: the openings; default: all)")
+    prove.add_argument("--table-bits", type=TABLE_BITS, default=22, metavar="B",
+                       help="the solver's table holds 2**B positions, 48 bytes each (default: 22, 192 MiB)")
+    prove.add_argument("--quiet", action="store_true", help="no progress bar")
+    prove.set_defaults(run=run_prove)
+
+
+def run_prove(args: argparse.Namespace) -> int:
+    from conhex_zero.cli.book_cmd import _lock, open_checked
+
+    opened = open_checked(args.book)
+    from conhex_zero.analysis.native_solver import NativeHexSolver, NativeSolverUnavailable
+    from conhex_zero.analysis.solver import SolverError
+    from conhex_zero.book import store
+    from conhex_zero.book.prove import candidates, prove_book
+    from conhex_zero.console.progress import progress_bar
+    from conhex_zero.games.game import parse_game
+
+    game = parse_game(opened.game) if isinstance(opened.game, str) else opened.game
+    if getattr(game, "swap", False):
+        raise CliError(f"{args.book}: a book of {opened.game} (with the pie rule): the native solver plays Hex without it")
+    try:
+        solver = NativeHexSolver(game.board, table_bits=args.table_bits)
+    except NativeSolverUnavailable as err:
+        raise CliError(str(err)) from None
+    except SolverError as err:
+        raise CliError(f"{args.book}: {err}") from None
+    todo = candidates(opened, args.depth)
+    print(f"{args.book}: {len(opened.book)} positions, {plural(len(todo), 'candidate')} for a proof"
+          f"{'' if args.depth is None else f' (at most {args.depth} pieces)'}; {args.nodes} expansions each", flush=True)
+    started = time.monotonic()
+    deadline = None if args.minutes is None else started + 60 * args.minutes
+    bar = progress_bar(total=len(todo), unit="position", desc="proving", disable=args.quiet)
+    proved = 0
+
+    def on_position(key: str, result: int | None) -> None:
+        nonlocal proved
+        proved += result is not None
+        bar.update(1)
+        bar.set_postfix_str(f"{proved} proved", refresh=False)
+
+    with _lock(opened.folder), bar:
+        try:
+            report = prove_book(opened, solver, args.nodes, deadline, args.depth, on_position=on_position)
+        except KeyboardInterrupt:
+            print("interrupted: what was proved before the last 30 seconds is written", flush=True)
+            return 130
+        run = {"type": "prove", "command": "conhex-zero " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+               "minutes": round(report.seconds / 60, 3), "nodes": args.nodes, "tried": report.total_tried,
+               "proved": report.total_proved, "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        store.append(opened.folder, [run])
+    if report.stopped == "time":
+        print(f"stopped after {args.minutes:g} minutes", flush=True)
+    for depth in sorted(report.tried):
+        print(f"  {depth} pieces: {report.proved.get(depth, 0)} of {report.tried[depth]} proved")
+    print(f"{args.book}: {report.total_proved} of {plural(report.total_tried, 'position')} proved in "
+          f"{report.seconds / 60:.1f} minutes")
+    print(f"conhex-zero book show {args.book}   (the first-move table)")
+    return 0

@@ -1,0 +1,132 @@
+"""The native Hex solver (``analysis/native_solver.py``, ``hexsolve.c``): H-search's connections on
+hand-made positions, exact values against two independent solvers (the pure-Python one and the
+brute-force one of tests/hex_solver.py), budgets, refusals, and ``book prove`` writing its proofs
+into a book (the first-move table then decided by proofs, each right)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from conhex_zero.analysis.hex_openings import SOLVED_OPENINGS
+from conhex_zero.analysis.native_solver import NativeHexSolver, NativeSolverUnavailable, build_library
+from conhex_zero.analysis.solver import HexSolver, SolverError
+from conhex_zero.book.folder import open_book
+from conhex_zero.cli.main import main
+from conhex_zero.games.game import parse_game
+from conhex_zero.games.hex import hex_board
+
+import hex_solver
+
+ROOT = Path(__file__).resolve().parent.parent
+HEX4 = str(ROOT / "checkpoints" / "hex4-l3h32.pt")
+
+
+def bit(n: int, name: str) -> int:
+    return 1 << ((int(name[1:]) - 1) * n + "abcdefgh".index(name[0]))
+
+
+def random_positions(n: int, count: int, seed: int):
+    """Positions of legal Hex games (alternate moves, first player first) that nobody has won yet."""
+    rng = random.Random(seed)
+    geometry = HexSolver(hex_board(n), max_holes=64, book=False)
+    out = []
+    while len(out) < count:
+        cells = list(range(n * n))
+        rng.shuffle(cells)
+        k = rng.randint(0, n * n - 2)
+        first = sum(1 << c for c in cells[:k:2][: (k + 1) // 2])
+        second = sum(1 << c for c in cells[1:k:2])
+        if geometry.connected(first, 0) or geometry.connected(second, 1):
+            continue
+        out.append((first, second, k % 2))
+    return out
+
+
+def test_h_search_finds_the_two_ziggurats_of_the_5x5_centre():
+    """One stone on c3 of Hex 5x5 reaches both its sides by edge templates IIIa with disjoint
+    carriers: a full connection, for either player; on 7x7 a stone on d3 is a semi connection."""
+    solver = NativeHexSolver(hex_board(5), table_bits=12)
+    for player in (0, 1):
+        kind, carrier = solver.connection(bit(5, "c3"), 0, player)
+        assert kind == 2 and not carrier & bit(5, "c3")
+    # an opponent stone inside the upper template's carrier breaks it
+    assert solver.connection(bit(5, "c3"), bit(5, "c2"), 0)[0] < 2
+    solver7 = NativeHexSolver(hex_board(7), table_bits=12)
+    assert solver7.connection(bit(7, "d3"), 0, 0)[0] == 1
+    assert solver7.connection(0, 0, 0)[0] == 0  # the empty board: nothing yet
+
+
+@pytest.mark.parametrize("n,count", [(3, 200), (4, 300), (5, 200)])
+def test_values_agree_with_the_pure_solver_on_random_positions(n, count):
+    native = NativeHexSolver(hex_board(n), table_bits=16)
+    pure = HexSolver(hex_board(n), book=False)
+    for first, second, to_move in random_positions(n, count, seed=n):
+        assert native.winner(first, second, to_move) == pure.winner(first, second, to_move), (first, second, to_move)
+
+
+def test_values_agree_with_brute_force_on_4x4():
+    native = NativeHexSolver(hex_board(4), table_bits=16)
+    brute = hex_solver.HexSolver(4)
+    for first, second, to_move in random_positions(4, 150, seed=11):
+        if to_move == 0:  # the brute-force solver takes the first player to move
+            assert native.winner(first, second, 0) == (0 if brute.mover_wins(first, second) else 1)
+
+
+def test_every_5x5_opening_as_solved():
+    truths = NativeHexSolver(hex_board(5), table_bits=18).opening_truths()
+    wins = {hex_board(5).hole_names[t.action] for t in truths if t.first_player_wins}
+    assert wins == set(SOLVED_OPENINGS[5])
+
+
+def test_a_budget_stops_an_unfinished_search_without_a_guess():
+    solver = NativeHexSolver(hex_board(7), table_bits=14)
+    assert solver.winner_within(0, 0, 0, max_nodes=3) is None
+    assert solver.nodes <= 4
+
+
+def test_boards_it_cannot_solve_are_refused():
+    with pytest.raises(SolverError, match="Hex boards only"):
+        NativeHexSolver(parse_game("conhex").board)
+    with pytest.raises(SolverError, match="81 holes"):
+        NativeHexSolver(hex_board(9))
+
+
+def test_no_compiler_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONHEX_ZERO_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-compiler"))
+    with pytest.raises(NativeSolverUnavailable, match="failed|compiler"):
+        build_library()
+
+
+def test_book_prove_decides_every_opening_by_proofs(tmp_path, capsys):
+    """A 4x4 book grown without the exact solver, then proved: every opening exact and right, the
+    proofs kept by the file (read again), and the table decided by them."""
+    folder = tmp_path / "b"
+    assert main(["book", "grow", HEX4, "--out", str(folder), "--nodes", "30", "--sims", "8", "--quiet",
+                 "--no-exact"]) == 0
+    assert main(["book", "prove", str(folder), "--depth", "1", "--quiet", "--table-bits", "14"]) == 0
+    out = capsys.readouterr().out
+    assert "1 pieces:" in out and "proved" in out
+    opened = open_book(folder)
+    openings = [k for k, node in opened.book.nodes.items() if k.count(".") == 15]
+    assert openings and all(opened.book.nodes[k].exact for k in openings)
+    assert main(["book", "show", str(folder), "--json", str(tmp_path / "t.json")]) == 0
+    table = json.loads((tmp_path / "t.json").read_text())
+    wins = {hex_board(4).hole_names[a] for a in HexSolver(hex_board(4)).winning_openings()}
+    assert len(table["openings"]) == 16 and table["truth_source"] == "solver"
+    for m in table["openings"]:
+        assert m["decided"] and m["proven"] in ("win", "loss") and (m["win_rate"] > 0.5) == (m["move"] in wins), m
+        assert m["exact_win"] == (m["move"] in wins)
+    # a second run has nothing left at that depth
+    assert main(["book", "prove", str(folder), "--depth", "1", "--quiet", "--table-bits", "14"]) == 0
+    assert "0 of 0 positions proved" in capsys.readouterr().out
+
+
+def test_book_prove_refuses_what_it_cannot_prove(tmp_path, capsys):
+    assert main(["book", "prove", str(tmp_path / "none")]) != 0
+    assert "no book at" in capsys.readouterr().err
+    assert main(["book", "prove", str(tmp_path), "--nodes", "0"]) != 0
