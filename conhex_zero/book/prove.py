@@ -7,8 +7,8 @@ exact, never replaced by an estimate, and carried up to the positions above (a p
 when one move reaches a lost one; lost when every move is proven to lose). The first-move table's
 openings become decided where they are proven, whatever the network believed.
 
-Positions are tried shallowest first (the openings, then the replies), each with the same budget,
-until a deadline; results are appended (sealed) in batches, so a run stopped at any moment keeps
+Positions are tried shallowest first (the openings, then the replies; the start last), each with
+the same budget, until a deadline; results are appended (sealed) in batches, so a run stopped at any moment keeps
 what it proved. Positions where the swap is still legal are skipped (the solver plays Hex without
 the pie rule).
 """
@@ -57,7 +57,8 @@ class ProveReport:
 
 def candidates(opened: OpenBook, max_depth: int | None = None) -> list[str]:
     """Keys of the book's positions worth a proof: not exact yet, not proven by the book's own
-    searches, no swap left; shallowest first (then the book's order of keys)."""
+    searches, no swap left; shallowest first (then in the order of the keys), the book's start
+    position last (its moves are the table: what the start's value adds, they already say)."""
     out = []
     for key, node in opened.book.nodes.items():
         if node.exact or node.proven or not key.endswith("|-"):
@@ -66,7 +67,8 @@ def candidates(opened: OpenBook, max_depth: int | None = None) -> list[str]:
         if max_depth is not None and depth > max_depth:
             continue
         out.append(key)
-    return sorted(out, key=lambda k: (key_depth(k), k))
+    start = opened.book.start
+    return sorted(out, key=lambda k: (k == start, key_depth(k), k))
 
 
 def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None = None,
