@@ -68,6 +68,15 @@ def test_values_agree_with_the_pure_solver_on_random_positions(n, count):
         assert native.winner(first, second, to_move) == pure.winner(first, second, to_move), (first, second, to_move)
 
 
+def test_every_h_search_setting_gives_the_same_values():
+    """Carriers between empty cells unlimited and smaller lists: other connections, other proof
+    trees, the same values (the check benchmarks/verify_proofs.py makes on larger boards)."""
+    wide = NativeHexSolver(hex_board(5), table_bits=16, cell_carriers=None, list_limits=(8, 12, 3))
+    pure = HexSolver(hex_board(5), book=False)
+    for first, second, to_move in random_positions(5, 120, seed=21):
+        assert wide.winner(first, second, to_move) == pure.winner(first, second, to_move)
+
+
 def test_values_agree_with_brute_force_on_4x4():
     native = NativeHexSolver(hex_board(4), table_bits=16)
     brute = hex_solver.HexSolver(4)
@@ -124,6 +133,20 @@ def test_book_prove_decides_every_opening_by_proofs(tmp_path, capsys):
     # a second run has nothing left at that depth
     assert main(["book", "prove", str(folder), "--depth", "1", "--quiet", "--table-bits", "14"]) == 0
     assert "0 of 0 positions proved" in capsys.readouterr().out
+
+
+def test_candidates_come_shallowest_or_deepest_first_and_the_start_last(tmp_path):
+    from conhex_zero.book.prove import candidates, key_depth
+
+    folder = tmp_path / "b"
+    assert main(["book", "grow", HEX4, "--out", str(folder), "--nodes", "25", "--sims", "8", "--quiet",
+                 "--no-exact"]) == 0
+    opened = open_book(folder)
+    shallow, deep = candidates(opened), candidates(opened, deepest_first=True)
+    assert sorted(shallow) == sorted(deep) and shallow[-1] == deep[-1] == opened.book.start
+    depths = [key_depth(k) for k in shallow[:-1]]
+    assert depths == sorted(depths) and [key_depth(k) for k in deep[:-1]] == sorted(depths, reverse=True)
+    assert all(key_depth(k) <= 1 for k in candidates(opened, max_depth=1))
 
 
 def test_book_prove_refuses_what_it_cannot_prove(tmp_path, capsys):

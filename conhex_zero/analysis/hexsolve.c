@@ -43,6 +43,7 @@ static int N;                 /* holes */
 static u64 FULL;
 static u64 NB[64];            /* neighbours of each hole */
 static u64 SIDES[2][2];       /* [player][side] holes of the side */
+static int ORDER[64];         /* holes, centre first: the order children are listed (ties go to the first) */
 
 /* ---- H-search state (one player at a time) --------------------------------------------- */
 static int K;                          /* nodes */
@@ -67,11 +68,11 @@ static void push(int x, int z, int full, u64 c) {
     if (qtail < QMAX) { queue[qtail].x = x; queue[qtail].z = z; queue[qtail].full = full; queue[qtail].c = c; qtail++; }
 }
 
-static int restrict_cells = 3;   /* between two empty cells, only carriers of at most this many cells (0: any) */
+static int cell_carrier_max = 2;   /* between two empty cells, only carriers of at most this many cells (-1: any) */
 
 static int add_fc(int x, int z, u64 c) {
     if (x == z) return 0;
-    if (restrict_cells && !owned[x] && !owned[z] && __builtin_popcountll(c) > restrict_cells - 1) return 0;
+    if (cell_carrier_max >= 0 && !owned[x] && !owned[z] && __builtin_popcountll(c) > cell_carrier_max) return 0;
     if (x > z) { int t = x; x = z; z = t; }
     u64 *l = fcs[x][z];
     int n = nfc[x][z];
@@ -103,7 +104,7 @@ static int or_rule(int x, int z, const u64 *l, int n, int start, u64 inter, u64 
 
 static int add_sc(int x, int z, u64 c) {
     if (x == z) return 0;
-    if (restrict_cells && !owned[x] && !owned[z] && __builtin_popcountll(c) > restrict_cells - 1) return 0;
+    if (cell_carrier_max >= 0 && !owned[x] && !owned[z] && __builtin_popcountll(c) > cell_carrier_max) return 0;
     if (x > z) { int t = x; x = z; z = t; }
     for (int i = 0; i < nfc[x][z]; i++) if (subset(fcs[x][z][i], c)) return 0;
     u64 *l = scs[x][z];
@@ -346,10 +347,8 @@ static int children(u64 a, u64 b, int p, u64 must, u64 *moves, uint32_t *cpn, ui
         if (c->pn == INF || (c->dn == 0)) { *won = 1; *win_proof = c->proof | bit; return 0; }
         if (c->pn == 0) { lp |= c->proof; cand &= c->proof; }
     }
-    m = cand;
-    while (m) {
-        int i = __builtin_ctzll(m); m &= m - 1;
-        u64 bit = 1ULL << i;
+    for (int j = 0; j < N; j++) {
+        u64 bit = 1ULL << ORDER[j];
         if (!(cand & bit)) continue;
         Entry *c = probe(b, a | bit, 1 - p);
         if (c->dn == 0) { *won = 1; *win_proof = c->proof | bit; return 0; }
@@ -407,6 +406,21 @@ int hs_init(int holes, const u64 *neighbours, const u64 *sides, int log2_table) 
     FULL = holes == 64 ? ~0ULL : ((1ULL << holes) - 1);
     for (int i = 0; i < holes; i++) NB[i] = neighbours[i];
     for (int p = 0; p < 2; p++) for (int s = 0; s < 2; s++) SIDES[p][s] = sides[2 * p + s];
+    int n = 1;
+    while (n * n < holes) n++;
+    double centre = (n - 1) / 2.0;
+    for (int i = 0; i < holes; i++) ORDER[i] = i;
+    for (int i = 1; i < holes; i++) {   /* insertion sort by distance from the centre, then id */
+        int h = ORDER[i], j = i - 1;
+        double dh = __builtin_fabs(h % n - centre) + __builtin_fabs(h / n - centre);
+        while (j >= 0) {
+            int g = ORDER[j];
+            double dg = __builtin_fabs(g % n - centre) + __builtin_fabs(g / n - centre);
+            if (dg <= dh) break;
+            ORDER[j + 1] = g; j--;
+        }
+        ORDER[j + 1] = h;
+    }
     free(table);
     table = calloc((size_t)1 << log2_table, sizeof(Entry));
     if (!table) return -2;
@@ -444,7 +458,7 @@ int hs_connection(u64 mine, u64 theirs, int player, u64 *c) {
 
 long hs_evaluations(void) { return evaluations; }
 void hs_set_budget(long ops) { hs_budget = ops; }
-void hs_set_restrict(int on) { restrict_cells = on; }
+void hs_set_cell_carriers(int most) { cell_carrier_max = most; }
 void hs_set_limits(int fc, int sc, int depth) {
     fc_limit = fc < 1 ? 1 : fc > FCMAX ? FCMAX : fc;
     sc_limit = sc < 1 ? 1 : sc > SCMAX ? SCMAX : sc;

@@ -93,6 +93,8 @@ def _load() -> ctypes.CDLL:
         lib.hs_connection.restype = ctypes.c_int
         lib.hs_evaluations.restype = ctypes.c_long
         lib.hs_set_budget.argtypes = [ctypes.c_long]
+        lib.hs_set_cell_carriers.argtypes = [ctypes.c_int]
+        lib.hs_set_limits.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
         lib.hs_clear.restype = None
         _library = lib
     return _library
@@ -104,12 +106,19 @@ class NativeHexSolver:
     ``table_bits``: log2 of the transposition table's entries. The table lives in the C library
     (one per process) and is kept between calls on the same board, so what one call proved the next
     reuses; a solver for another board (or another table size) resets it.
+
+    H-search's settings (each sound; they trade what it finds for its time): ``cell_carriers``,
+    the most cells a connection between two empty cells may need (None: any; 2, the default, keeps
+    bridges and their semi connections and is about four times faster on 7 x 7 than None);
+    ``list_limits``, the full and semi connections kept per pair and the OR rule's depth.
     """
 
-    def __init__(self, board: BoardGraph, table_bits: int = TABLE_BITS):
+    def __init__(self, board: BoardGraph, table_bits: int = TABLE_BITS, cell_carriers: int | None = 2,
+                 list_limits: tuple[int, int, int] = (10, 16, 4)):
         self.geometry = HexSolver(board, max_holes=MAX_NATIVE_HOLES, book=False)  # checks it is Hex
         self.size = self.geometry.size
         self.table_bits = table_bits
+        self.settings = (cell_carriers, *list_limits)
         self.lib = _load()
         self.neighbours = [self.geometry._dilate(1 << i) & ~(1 << i) for i in range(self.size)]
         self.sides = [mask for pair in self.geometry.player_sides for mask in pair]
@@ -118,8 +127,11 @@ class NativeHexSolver:
 
     def _activate(self) -> None:
         global _active
-        key = (self.size, tuple(self.neighbours), tuple(self.sides), self.table_bits)
+        key = (self.size, tuple(self.neighbours), tuple(self.sides), self.table_bits, self.settings)
         if _active != key:
+            restrict, fc, sc, depth = self.settings
+            self.lib.hs_set_cell_carriers(-1 if restrict is None else restrict)
+            self.lib.hs_set_limits(fc, sc, depth)
             nb = (ctypes.c_uint64 * 64)(*self.neighbours)
             sides = (ctypes.c_uint64 * 4)(*self.sides)
             if self.lib.hs_init(self.size, nb, sides, self.table_bits) != 0:

@@ -55,10 +55,12 @@ class ProveReport:
         return sum(self.proved.values())
 
 
-def candidates(opened: OpenBook, max_depth: int | None = None) -> list[str]:
+def candidates(opened: OpenBook, max_depth: int | None = None, deepest_first: bool = False) -> list[str]:
     """Keys of the book's positions worth a proof: not exact yet, not proven by the book's own
     searches, no swap left; shallowest first (then in the order of the keys), the book's start
-    position last (its moves are the table: what the start's value adds, they already say)."""
+    position last (its moves are the table: what the start's value adds, they already say).
+    ``deepest_first``: the book's leaves first, the positions a budget settles most often, whose
+    proofs the minimax carries up."""
     out = []
     for key, node in opened.book.nodes.items():
         if node.exact or node.proven or not key.endswith("|-"):
@@ -68,11 +70,13 @@ def candidates(opened: OpenBook, max_depth: int | None = None) -> list[str]:
             continue
         out.append(key)
     start = opened.book.start
+    if deepest_first:
+        return sorted(out, key=lambda k: (k == start, -key_depth(k), k))
     return sorted(out, key=lambda k: (k == start, key_depth(k), k))
 
 
 def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None = None,
-               max_depth: int | None = None, flush_seconds: float = 30.0,
+               max_depth: int | None = None, flush_seconds: float = 30.0, deepest_first: bool = False,
                on_position: Callable[[str, int | None], None] | None = None) -> ProveReport:
     """Try the solver on every candidate (``candidates``) with ``max_nodes`` each, until
     ``deadline`` (``time.monotonic``); append the results to the book and update its values.
@@ -89,7 +93,7 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
             pending = []
         last_flush = time.monotonic()
 
-    for key in candidates(opened, max_depth):
+    for key in candidates(opened, max_depth, deepest_first):
         if deadline is not None and time.monotonic() >= deadline:
             report.stopped = "time"
             break

@@ -36,6 +36,9 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
                        help="stop trying new positions after M minutes (default: try every candidate)")
     prove.add_argument("--depth", type=DEPTH, default=None, metavar="D",
                        help="only positions with at most D pieces on the board (1: the openings; default: all)")
+    prove.add_argument("--deepest-first", action="store_true",
+                       help="the book's deepest positions first (its leaves: small budgets settle them, and their proofs "
+                       "carry up through its minimax), instead of the openings first")
     prove.add_argument("--table-bits", type=TABLE_BITS, default=22, metavar="B",
                        help="the solver's table holds 2**B positions, 48 bytes each (default: 22, 192 MiB)")
     prove.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -62,7 +65,7 @@ def run_prove(args: argparse.Namespace) -> int:
         raise CliError(str(err)) from None
     except SolverError as err:
         raise CliError(f"{args.book}: {err}") from None
-    todo = candidates(opened, args.depth)
+    todo = candidates(opened, args.depth, args.deepest_first)
     print(f"{args.book}: {len(opened.book)} positions, {plural(len(todo), 'candidate')} for a proof"
           f"{'' if args.depth is None else f' (at most {args.depth} pieces)'}; {args.nodes} expansions each", flush=True)
     started = time.monotonic()
@@ -78,7 +81,8 @@ def run_prove(args: argparse.Namespace) -> int:
 
     with _lock(opened.folder), bar:
         try:
-            report = prove_book(opened, solver, args.nodes, deadline, args.depth, on_position=on_position)
+            report = prove_book(opened, solver, args.nodes, deadline, args.depth, on_position=on_position,
+                                deepest_first=args.deepest_first)
         except KeyboardInterrupt:
             print("interrupted: what was proved before the last 30 seconds is written", flush=True)
             return 130
