@@ -5,7 +5,7 @@
 The book's ``exact`` lines (``conhex-zero book prove``) came from the native solver with its default
 H-search (connections between two empty cells limited to two-cell carriers, 10 full and 16 semi
 connections a pair). This script solves the same positions again in a fresh process-wide table with
-the other setting (``--cell-carriers any``: every carrier between empty cells; smaller lists), which
+another setting (``--cell-carriers 1``: only adjacent empty cells joined; smaller lists), which
 finds other connections, prunes other moves and so builds another proof tree, and reports how many
 agree. On boards up to 5 x 5 the pure-Python solver (``analysis.solver``) checks them as well.
 A disagreement would be a bug in the solver; the tests check it against two independent solvers on
@@ -66,8 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("book", metavar="BOOK", help="a Hex book folder with exact results (book prove)")
     parser.add_argument("--depth", type=int, default=None, help="only positions with at most this many pieces")
     parser.add_argument("--nodes", type=int, default=2_000_000, help="the second solver's budget a position")
-    parser.add_argument("--cell-carriers", default="any",
-                        help="the second solver's most cells between two empty cells ('any', the default, or a number)")
+    parser.add_argument("--cell-carriers", default="1",
+                        help="the second solver's most cells between two empty cells (default 1: only adjacent cells; or 'any', slower)")
     parser.add_argument("--json", default="runs/bench/verify_proofs.json", help="where the results go")
     args = parser.parse_args(argv)
     try:

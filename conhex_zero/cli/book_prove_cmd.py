@@ -27,8 +27,8 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
         "exact result, which the book's minimax keeps and carries up: an opening it proves is decided by the "
         "proof, whatever the network believed. Results are appended as they come (a stopped run keeps them); "
         "positions already exact or proven are skipped, so running it again with a larger --nodes goes on.",
-        epilog="examples:\n  conhex-zero book prove checkpoints/books/hex6-l4h64c-v3 --depth 1 --minutes 30\n"
-               "  conhex-zero book prove checkpoints/books/hex7-l4h64c-v3 --nodes 20000 --minutes 10")
+        epilog="examples:\n  conhex-zero book prove checkpoints/books/hex6-l4h64 --depth 1 --minutes 15\n"
+               "  conhex-zero book prove checkpoints/books/hex6-l4h64 --deepest-first --nodes 2000 --minutes 10")
     prove.add_argument("book", metavar="DIR", help="a book folder of a Hex game (up to 8x8, no swap)")
     prove.add_argument("--nodes", type=NODES, default=100_000, metavar="N",
                        help="node expansions the solver may spend on one position (default: 100000)")
