@@ -1,5 +1,6 @@
-"""``conhex-zero book grow|show|html`` (and ``prove``, in ``book_prove_cmd``): an opening book that grows from the first move into a tree of
-searched positions, corrects itself by minimax, and is read as a table or as linked pages."""
+"""``conhex-zero book grow|show|html|starts``: an opening book that grows from the first move into a
+tree of searched positions, corrects itself by minimax, and is read as a table or as linked pages
+(``book prove`` is in ``book_prove_cmd``, what they share in ``book_common``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from pathlib import Path
 from conhex_zero.console.words import plural
 from conhex_zero.cli.common import (add_backend_argument, CliError, HelpFormatter, add_threads_argument, check_output_file, output_json,
                                     preflight_checkpoint, preflight_file, preflight_game, resolve_device, warn)
+from conhex_zero.cli.book_common import BookLock, is_book_folder, open_checked
+from conhex_zero.cli.book_prove_cmd import add_prove_parser
 from conhex_zero.cli.numbers import MAX_SECONDS, SEED, SIMS, Real, Whole
 
 CHECK_GAMES = Whole(0, 10_000, even=True)
@@ -137,21 +140,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     html.add_argument("--quiet", action="store_true", help="no progress bar")
     html.set_defaults(run=run_html)
 
-    from conhex_zero.cli.book_prove_cmd import add_prove_parser
-
     add_prove_parser(what)
-
-
-def _is_book(path: str | Path) -> bool:
-    return (Path(path) / "book.jsonl").is_file() or (Path(path) / "book.jsonl.gz").is_file()
-
-
-def _book_folder(path: str) -> None:
-    if not _is_book(path):
-        if not Path(path).exists():
-            raise CliError(f"no book at {path} (grow one with conhex-zero book grow CKPT --out {path})")
-        raise CliError(f"{path} is not a book: it has no book.jsonl (grow one with conhex-zero book grow CKPT "
-                       f"--out {path})")
 
 
 def _out_folder(flag: str, path: str) -> Path:
@@ -167,7 +156,7 @@ def run_grow(args: argparse.Namespace) -> int:
     preflight_checkpoint(args.checkpoint)
     preflight_game(args.game)
     out = _out_folder("--out", args.out)
-    exists = _is_book(out)
+    exists = is_book_folder(out)
     if not exists and out.exists() and any(p.name != ".grow.lock" for p in out.iterdir()):
         raise CliError(f"--out {args.out}: the folder holds other files and no book: give a new or empty folder")
     if exists and (args.gap_cost is not None or args.sure_cost is not None):
@@ -178,10 +167,10 @@ def run_grow(args: argparse.Namespace) -> int:
         # The folder's lock is taken before anything is read (issue 58: a second grow read the book,
         # spent its start-up, then compacted its stale copy over the first one's work), and before
         # torch: a second grow is refused at once.
-        with _lock(out):
-            return _grow(args, out, _is_book(out))
+        with BookLock(out):
+            return _grow(args, out, is_book_folder(out))
     finally:
-        if made and not _is_book(out):  # refused or failed before the book's first line: leave nothing
+        if made and not is_book_folder(out):  # refused or failed before the book's first line: leave nothing
             (out / ".grow.lock").unlink(missing_ok=True)
             with contextlib.suppress(OSError):
                 out.rmdir()
@@ -339,40 +328,7 @@ def _actions(env, moves: list[str]) -> list[int]:
     return parse_moves(env.game, moves) if moves else []
 
 
-class _lock:
-    """One ``book grow`` at a time on a folder (an advisory lock on ``DIR/.grow.lock``)."""
-
-    def __init__(self, folder: Path):
-        self.path = folder / ".grow.lock"
-
-    def __enter__(self):
-        import fcntl
-
-        self.file = open(self.path, "w")
-        try:
-            fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self.file.close()
-            raise CliError(f"{self.path.parent} is being grown by another book grow (wait for it, or stop it)") from None
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.file.close()
-
-
 # --------------------------------------------------------------------------------------------- show
-def open_checked(folder: str):
-    """The opened book; a damaged or cut one is refused before torch is imported (issue 58)."""
-    from conhex_zero.book import folder as book_folder
-    from conhex_zero.book.store import BookError
-
-    _book_folder(folder)
-    try:
-        return book_folder.open_book(folder)
-    except BookError as err:
-        raise CliError(str(err)) from None
-
-
 def load_table(folder: str):
     """The opened book, its game's env, start state and first-move table (with the truth where known)."""
     opened = open_checked(folder)

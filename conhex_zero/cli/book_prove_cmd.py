@@ -7,6 +7,7 @@ import shlex
 import sys
 import time
 
+from conhex_zero.cli.book_common import BookLock, open_checked
 from conhex_zero.cli.common import CliError, HelpFormatter
 from conhex_zero.cli.numbers import Real, Whole
 from conhex_zero.console.words import plural
@@ -46,8 +47,6 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
 
 
 def run_prove(args: argparse.Namespace) -> int:
-    from conhex_zero.cli.book_cmd import _lock, open_checked
-
     opened = open_checked(args.book)
     from conhex_zero.analysis.native_solver import NativeHexSolver, NativeSolverUnavailable
     from conhex_zero.analysis.solver import SolverError
@@ -79,7 +78,7 @@ def run_prove(args: argparse.Namespace) -> int:
         bar.update(1)
         bar.set_postfix_str(f"{proved} proved", refresh=False)
 
-    with _lock(opened.folder), bar:
+    with BookLock(opened.folder), bar:
         try:
             report = prove_book(opened, solver, args.nodes, deadline, args.depth, on_position=on_position,
                                 deepest_first=args.deepest_first)
