@@ -149,6 +149,26 @@ def test_candidates_come_shallowest_or_deepest_first_and_the_start_last(tmp_path
     assert all(key_depth(k) <= 1 for k in candidates(opened, max_depth=1))
 
 
+def test_an_interrupted_prove_keeps_what_it_proved(tmp_path):
+    from conhex_zero.book.prove import prove_book
+
+    folder = tmp_path / "b"
+    assert main(["book", "grow", HEX4, "--out", str(folder), "--nodes", "20", "--sims", "8", "--quiet",
+                 "--no-exact"]) == 0
+    seen = []
+
+    def stop_after_three(key, result):
+        seen.append((key, result))
+        if len(seen) == 3:
+            raise KeyboardInterrupt
+
+    report = prove_book(open_book(folder), NativeHexSolver(hex_board(4), table_bits=14), 100_000,
+                        on_position=stop_after_three, flush_seconds=3600)
+    assert report.stopped == "interrupted" and report.total_tried == 3
+    again = open_book(folder)  # read from the file: the proofs were written on the way out
+    assert [again.book.nodes[k].exact for k, _ in seen] == [r for _, r in seen] and all(r for _, r in seen)
+
+
 def test_book_prove_refuses_what_it_cannot_prove(tmp_path, capsys):
     assert main(["book", "prove", str(tmp_path / "none")]) != 0
     assert "no book at" in capsys.readouterr().err

@@ -80,7 +80,8 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
                on_position: Callable[[str, int | None], None] | None = None) -> ProveReport:
     """Try the solver on every candidate (``candidates``) with ``max_nodes`` each, until
     ``deadline`` (``time.monotonic``); append the results to the book and update its values.
-    ``on_position(key, result)`` is called after each (result +1/-1 for the mover, None unsettled)."""
+    ``on_position(key, result)`` is called after each (result +1/-1 for the mover, None unsettled).
+    Interrupted (``KeyboardInterrupt``), it writes what it proved and returns (``stopped``)."""
     report = ProveReport()
     started = time.monotonic()
     pending: list[dict] = []
@@ -93,23 +94,26 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
             pending = []
         last_flush = time.monotonic()
 
-    for key in candidates(opened, max_depth, deepest_first):
-        if deadline is not None and time.monotonic() >= deadline:
-            report.stopped = "time"
-            break
-        first, second, mover, _ = parse_key(key)
-        depth = key_depth(key)
-        report.tried[depth] = report.tried.get(depth, 0) + 1
-        winner = solver.winner_within(first, second, mover, max_nodes)
-        result = None if winner is None else (1 if winner == mover else -1)
-        if result is not None:
-            report.proved[depth] = report.proved.get(depth, 0) + 1
-            opened.book.nodes[key].exact = result
-            pending.append(store.exact_entry(key, result))
-        if on_position is not None:
-            on_position(key, result)
-        if time.monotonic() - last_flush >= flush_seconds:
-            flush()
+    try:
+        for key in candidates(opened, max_depth, deepest_first):
+            if deadline is not None and time.monotonic() >= deadline:
+                report.stopped = "time"
+                break
+            first, second, mover, _ = parse_key(key)
+            depth = key_depth(key)
+            report.tried[depth] = report.tried.get(depth, 0) + 1
+            winner = solver.winner_within(first, second, mover, max_nodes)
+            result = None if winner is None else (1 if winner == mover else -1)
+            if result is not None:
+                report.proved[depth] = report.proved.get(depth, 0) + 1
+                opened.book.nodes[key].exact = result
+                pending.append(store.exact_entry(key, result))
+            if on_position is not None:
+                on_position(key, result)
+            if time.monotonic() - last_flush >= flush_seconds:
+                flush()
+    except KeyboardInterrupt:  # Ctrl-C, kill -INT: keep what was proved
+        report.stopped = "interrupted"
     flush()
     opened.book.update()
     report.seconds = time.monotonic() - started

@@ -79,16 +79,14 @@ def run_prove(args: argparse.Namespace) -> int:
         bar.set_postfix_str(f"{proved} proved", refresh=False)
 
     with BookLock(opened.folder), bar:
-        try:
-            report = prove_book(opened, solver, args.nodes, deadline, args.depth, on_position=on_position,
-                                deepest_first=args.deepest_first)
-        except KeyboardInterrupt:
-            print("interrupted: what was proved before the last 30 seconds is written", flush=True)
-            return 130
+        report = prove_book(opened, solver, args.nodes, deadline, args.depth, on_position=on_position,
+                            deepest_first=args.deepest_first)
         run = {"type": "prove", "command": "conhex-zero " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
                "minutes": round(report.seconds / 60, 3), "nodes": args.nodes, "tried": report.total_tried,
                "proved": report.total_proved, "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         store.append(opened.folder, [run])
+    if report.stopped == "interrupted":
+        print("interrupted: every position proved so far is written", flush=True)
     if report.stopped == "time":
         print(f"stopped after {args.minutes:g} minutes", flush=True)
     for depth in sorted(report.tried):
@@ -96,4 +94,4 @@ def run_prove(args: argparse.Namespace) -> int:
     print(f"{args.book}: {report.total_proved} of {plural(report.total_tried, 'position')} proved in "
           f"{report.seconds / 60:.1f} minutes")
     print(f"conhex-zero book show {args.book}   (the first-move table)")
-    return 0
+    return 130 if report.stopped == "interrupted" else 0
