@@ -60,7 +60,7 @@ def test_h_search_finds_the_two_ziggurats_of_the_5x5_centre():
     assert solver7.connection(0, 0, 0)[0] == 0  # the empty board: nothing yet
 
 
-@pytest.mark.parametrize("n,count", [(3, 200), (4, 300), (5, 200)])
+@pytest.mark.parametrize("n,count", [(3, 200), (4, 300), (5, 60)])
 def test_values_agree_with_the_pure_solver_on_random_positions(n, count):
     native = NativeHexSolver(hex_board(n), table_bits=16)
     pure = HexSolver(hex_board(n), book=False)
@@ -73,8 +73,17 @@ def test_every_h_search_setting_gives_the_same_values():
     trees, the same values (the check benchmarks/verify_proofs.py makes on larger boards)."""
     wide = NativeHexSolver(hex_board(5), table_bits=16, cell_carriers=None, list_limits=(8, 12, 3))
     pure = HexSolver(hex_board(5), book=False)
-    for first, second, to_move in random_positions(5, 120, seed=21):
+    for first, second, to_move in random_positions(5, 40, seed=21):
         assert wide.winner(first, second, to_move) == pure.winner(first, second, to_move)
+
+
+def test_values_agree_with_the_pure_solver_on_many_5x5_positions():
+    """The slow suite's larger sample: 600 more Hex 5x5 positions, both H-search settings."""
+    pure = HexSolver(hex_board(5), book=False)
+    for cells, seed in ((2, 31), (None, 32), (1, 33)):
+        native = NativeHexSolver(hex_board(5), table_bits=18, cell_carriers=cells)
+        for first, second, to_move in random_positions(5, 200, seed=seed):
+            assert native.winner(first, second, to_move) == pure.winner(first, second, to_move), (cells, first, second)
 
 
 def test_values_agree_with_brute_force_on_4x4():
