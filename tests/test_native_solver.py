@@ -120,6 +120,14 @@ def test_no_compiler_is_a_clear_error(tmp_path, monkeypatch):
         build_library()
 
 
+def test_an_unwritable_cache_is_a_clear_error(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("CONHEX_ZERO_CACHE", str(blocker / "cache"))
+    with pytest.raises(NativeSolverUnavailable, match="CONHEX_ZERO_CACHE"):
+        build_library()
+
+
 def test_book_prove_decides_every_opening_by_proofs(tmp_path, capsys):
     """A 4x4 book grown without the exact solver, then proved: every opening exact and right, the
     proofs kept by the file (read again), and the table decided by them."""

@@ -46,7 +46,11 @@ def cache_folder() -> Path:
 def build_library() -> Path:
     """The compiled solver, built once per source digest (a file lock-free rename keeps concurrent
     builds, such as test workers', from reading half a file)."""
-    source = SOURCE.read_bytes()
+    try:
+        source = SOURCE.read_bytes()
+    except OSError as err:
+        raise NativeSolverUnavailable(f"the native Hex solver's source {SOURCE} cannot be read ({err.strerror}): "
+                                      f"reinstall the package") from None
     digest = hashlib.sha256(source).hexdigest()[:16]
     folder = cache_folder()
     target = folder / f"hexsolve-{digest}.so"
@@ -56,9 +60,13 @@ def build_library() -> Path:
     if compiler is None:
         raise NativeSolverUnavailable("no C compiler found (cc, gcc or clang; or set CC): the native "
                                       "Hex solver is unavailable, the pure-Python one handles up to 5 x 5")
-    folder.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=folder, suffix=".so", delete=False) as tmp:
-        partial = Path(tmp.name)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, suffix=".so", delete=False) as tmp:
+            partial = Path(tmp.name)
+    except OSError as err:
+        raise NativeSolverUnavailable(f"cannot write the native Hex solver into {folder} ({err.strerror}): set "
+                                      f"CONHEX_ZERO_CACHE to a writable folder") from None
     try:
         try:
             done = subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(partial), str(SOURCE)],
