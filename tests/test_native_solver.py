@@ -14,7 +14,7 @@ import pytest
 from conhex_zero.analysis.hex_openings import SOLVED_OPENINGS
 from conhex_zero.analysis.native_solver import NativeHexSolver, NativeSolverUnavailable, build_library
 from conhex_zero.analysis.solver import HexSolver, SolverError
-from conhex_zero.book.folder import open_book
+from conhex_zero.book.folder import new_book, open_book
 from conhex_zero.cli.main import main
 from conhex_zero.games.game import parse_game
 from conhex_zero.games.hex import hex_board
@@ -190,3 +190,9 @@ def test_book_prove_refuses_what_it_cannot_prove(tmp_path, capsys):
     assert main(["book", "prove", str(tmp_path / "none")]) != 0
     assert "no book at" in capsys.readouterr().err
     assert main(["book", "prove", str(tmp_path), "--nodes", "0"]) != 0
+    capsys.readouterr()
+    for game, words in (("conhex", "Hex boards only"), ("hex-9", "81 holes")):
+        folder = tmp_path / game
+        new_book(folder, game, [], "start", "model.pt", "0", 8)  # a header: enough to be refused
+        assert main(["book", "prove", str(folder)]) != 0
+        assert words in capsys.readouterr().err

@@ -56,14 +56,14 @@ def run_prove(args: argparse.Namespace) -> int:
     from conhex_zero.games.game import parse_game
 
     game = parse_game(opened.game) if isinstance(opened.game, str) else opened.game
-    if getattr(game, "swap", False):
-        raise CliError(f"{args.book}: a book of {opened.game} (with the pie rule): the native solver plays Hex without it")
     try:
         solver = NativeHexSolver(game.board, table_bits=args.table_bits)
     except NativeSolverUnavailable as err:
         raise CliError(str(err)) from None
     except SolverError as err:
-        raise CliError(f"{args.book}: {err}") from None
+        raise CliError(f"{args.book}: a book of {opened.game}: {err}") from None
+    if getattr(game, "swap", False):
+        raise CliError(f"{args.book}: a book of {opened.game} (with the pie rule): the native solver plays Hex without it")
     todo = candidates(opened, args.depth, args.deepest_first)
     print(f"{args.book}: {len(opened.book)} positions, {plural(len(todo), 'candidate')} for a proof"
           f"{'' if args.depth is None else f' (at most {args.depth} pieces)'}; {args.nodes} expansions each", flush=True)
