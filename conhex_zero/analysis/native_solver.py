@@ -25,7 +25,7 @@ from typing import Callable
 
 import torch
 
-from conhex_zero.analysis.solver import HexSolver, OpeningTruth, SolverError, stone_masks
+from conhex_zero.analysis.solver import HexSolver, OpeningTruth, SolverError, batch_winners
 from conhex_zero.env.state import State
 from conhex_zero.games.board import BoardGraph
 
@@ -200,14 +200,5 @@ class NativeHexSolver:
     def state_winners(self, state: State, progress: Callable[[int], None] | None = None,
                       max_nodes: int | None = None) -> torch.Tensor:
         """``[B]`` the winner of every position of an engine batch, -1 where ``max_nodes`` did not settle it."""
-        holes = state.holes.cpu().tolist()
-        to_move = state.to_move.cpu().tolist()
-        out = []
-        if progress is not None:
-            progress(0)
-        for row, p in zip(holes, to_move):
-            w = self.winner_within(*stone_masks(row), int(p), max_nodes)
-            out.append(-1 if w is None else w)
-            if progress is not None:
-                progress(len(out))
-        return torch.tensor(out, dtype=torch.long)
+        return batch_winners(state, lambda first, second, to_move: self.winner_within(first, second, to_move, max_nodes),
+                             progress)

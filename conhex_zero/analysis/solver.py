@@ -405,13 +405,21 @@ class HexSolver:
         """``[B]`` the perfect-play winner of every position of an engine batch (``holes``: -1/0/1).
 
         ``progress(k)`` is called with 0 before the first position and with k after the k-th."""
-        holes = state.holes.cpu().tolist()
-        to_move = state.to_move.cpu().tolist()
-        out = []
+        return batch_winners(state, self.winner, progress)
+
+
+def batch_winners(state: State, winner: Callable[[int, int, int], int | None],
+                  progress: Callable[[int], None] | None = None) -> torch.Tensor:
+    """``[B]`` ``winner(first, second, to_move)`` of every position of an engine batch, -1 where it
+    gives None; ``progress(k)`` is called with 0 first and with k after the k-th position."""
+    holes = state.holes.cpu().tolist()
+    to_move = state.to_move.cpu().tolist()
+    out = []
+    if progress is not None:
+        progress(0)
+    for row, p in zip(holes, to_move):
+        w = winner(*stone_masks(row), int(p))
+        out.append(-1 if w is None else w)
         if progress is not None:
-            progress(0)
-        for row, p in zip(holes, to_move):
-            out.append(self.winner(*stone_masks(row), int(p)))
-            if progress is not None:
-                progress(len(out))
-        return torch.tensor(out, dtype=torch.long)
+            progress(len(out))
+    return torch.tensor(out, dtype=torch.long)
