@@ -7,7 +7,8 @@ H-search (connections between two empty cells limited to two-cell carriers, 10 f
 connections a pair). This script solves the same positions again in a fresh process-wide table with
 another setting (``--cell-carriers 1``: only adjacent empty cells joined; smaller lists), which
 finds other connections, prunes other moves and so builds another proof tree, and reports how many
-agree. On boards up to 5 x 5 the pure-Python solver (``analysis.solver``) checks them as well.
+agree. ``--fill-in off`` also turns off inferior-cell fill-in (on by default since 2026-12-06, the
+proofs of older books were made without it), so each of the two can check the other. On boards up to 5 x 5 the pure-Python solver (``analysis.solver``) checks them as well.
 A disagreement would be a bug in the solver; the tests check it against two independent solvers on
 3 x 3 to 5 x 5, and this is the check on the boards they cannot reach. Writes ``--json`` (default
 ``runs/bench/verify_proofs.json``).
@@ -30,10 +31,11 @@ from conhex_zero.book.store import BookError
 from conhex_zero.games.game import parse_game
 
 
-def verify(book_dir: str, max_depth: int | None, nodes: int, cell_carriers: int | None) -> dict:
+def verify(book_dir: str, max_depth: int | None, nodes: int, cell_carriers: int | None, fill_in: bool = True,
+           seconds: float | None = None) -> dict:
     opened = book_folder.open_book(book_dir)
     game = parse_game(opened.game) if isinstance(opened.game, str) else opened.game
-    solver = NativeHexSolver(game.board, cell_carriers=cell_carriers, list_limits=(8, 12, 3))
+    solver = NativeHexSolver(game.board, cell_carriers=cell_carriers, list_limits=(8, 12, 3), fill_in=fill_in)
     pure = HexSolver(game.board, book=False) if game.num_holes <= 25 else None
     exact = sorted((k for k, n in opened.book.nodes.items() if n.exact and (max_depth is None or key_depth(k) <= max_depth)),
                    key=lambda k: (key_depth(k), k))
@@ -41,8 +43,8 @@ def verify(book_dir: str, max_depth: int | None, nodes: int, cell_carriers: int 
     for key in exact:
         first, second, mover, _ = parse_key(key)
         started = time.process_time()
-        winner = solver.winner_within(first, second, mover, nodes)
-        seconds = time.process_time() - started
+        winner = solver.winner_within(first, second, mover, nodes, max_seconds=seconds)
+        cpu = time.process_time() - started
         claimed = opened.book.nodes[key].exact
         again = None if winner is None else (1 if winner == mover else -1)
         if pure is not None and again is not None:
@@ -53,12 +55,12 @@ def verify(book_dir: str, max_depth: int | None, nodes: int, cell_carriers: int 
             agree += 1
         else:
             disagree += 1
-        rows.append({"key": key, "book": claimed, "again": again, "nodes": solver.nodes, "cpu_s": round(seconds, 2)})
+        rows.append({"key": key, "book": claimed, "again": again, "nodes": solver.nodes, "cpu_s": round(cpu, 2)})
         print(f"  {key}: book {claimed:+d}, again {'unsettled' if again is None else f'{again:+d}'} "
-              f"({solver.nodes} nodes, {seconds:.1f} CPU s)", flush=True)
+              f"({solver.nodes} nodes, {cpu:.1f} CPU s)", flush=True)
     return {"book": book_dir, "game": str(game), "exact": len(exact), "agree": agree, "disagree": disagree,
             "unsettled": unsettled, "cell_carriers": "any" if cell_carriers is None else cell_carriers,
-            "nodes": nodes, "positions": rows}
+            "fill_in": fill_in, "nodes": nodes, "seconds": seconds, "positions": rows}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, default=2_000_000, help="the second solver's budget a position")
     parser.add_argument("--cell-carriers", default="1",
                         help="the second solver's most cells between two empty cells (default 1: only adjacent cells; or 'any', slower)")
+    parser.add_argument("--fill-in", choices=("on", "off"), default="on",
+                        help="the second solver's inferior-cell fill-in (default on; off checks proofs made with it)")
+    parser.add_argument("--seconds", type=float, default=None, help="the second solver's time a position (default: none)")
     parser.add_argument("--json", default="runs/bench/verify_proofs.json", help="where the results go")
     args = parser.parse_args(argv)
     try:
@@ -75,12 +80,13 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         parser.error("--cell-carriers: 'any' or a whole number")
     try:
-        result = verify(args.book, args.depth, args.nodes, cells)
+        result = verify(args.book, args.depth, args.nodes, cells, args.fill_in == "on", args.seconds)
     except (BookError, SolverError, OSError) as err:
         print(f"verify_proofs: {args.book}: {err}", file=sys.stderr)
         return 2
     print(f"{args.book}: {result['agree']} of {result['exact']} exact results found again, {result['disagree']} "
-          f"contradicted, {result['unsettled']} unsettled within {args.nodes} nodes")
+          f"contradicted, {result['unsettled']} unsettled within {args.nodes} nodes"
+          f"{'' if args.seconds is None else f' or {args.seconds:g} s'}")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"machine": platform.processor() or platform.machine(), "python": platform.python_version(),

@@ -94,6 +94,60 @@ def test_values_agree_with_brute_force_on_4x4():
             assert native.winner(first, second, 0) == (0 if brute.mover_wins(first, second) else 1)
 
 
+def test_fill_in_keeps_every_value_by_an_independent_solver():
+    """Inferior-cell fill-in (cells of no use to one player given to the other, captured pairs to
+    their captor) changes no position's value: the pure solver, which knows nothing of fill-in,
+    values each random 4x4 and 5x5 position and its filled twin the same; and fill-in does fill."""
+    filled_some = 0
+    for n, count in ((4, 300), (5, 40)):
+        native = NativeHexSolver(hex_board(n), table_bits=14)
+        pure = HexSolver(hex_board(n), book=False)
+        for first, second, to_move in random_positions(n, count, seed=40 + n):
+            mine, theirs = (first, second) if to_move == 0 else (second, first)
+            a, b = native.fill(mine, theirs, to_move)
+            assert a & mine == mine and b & theirs == theirs and not a & b
+            f2, s2 = (a, b) if to_move == 0 else (b, a)
+            filled_some += (a | b) != (mine | theirs)
+            assert pure.winner(f2, s2, to_move) == pure.winner(first, second, to_move), (n, first, second, to_move)
+    assert filled_some > 100
+
+
+def test_fill_in_on_hand_made_positions():
+    """Hex 5x5, the first player (top to bottom) to move. A cell walled in by the second player's
+    stones is of no use to the first and goes to the second; the two first-row cells under a
+    first-player stone on the second row (edge template II) are captured by the first player."""
+    n = 5
+    solver = NativeHexSolver(hex_board(n), table_bits=12)
+    # c3 empty, its six neighbours the second player's
+    walls = sum(bit(n, c) for c in ("c2", "d2", "b3", "d3", "b4", "c4"))
+    a, b = solver.fill(0, walls, 0)
+    assert b & bit(n, "c3") and not a & bit(n, "c3")
+    # a stone on c2: b1 and c1 captured (whichever the second player takes, the first takes the other)
+    a, b = solver.fill(bit(n, "c2"), bit(n, "e5"), 0)
+    assert a & bit(n, "c1") and a & bit(n, "d1") or a & bit(n, "b1") and a & bit(n, "c1")
+    # fill-in off: nothing changes, and the values are the same
+    plain = NativeHexSolver(hex_board(n), table_bits=12, fill_in=False)
+    assert plain.fill(bit(n, "c2"), bit(n, "e5"), 0) == (bit(n, "c2"), bit(n, "e5"))
+    for first, second, to_move in random_positions(n, 30, seed=77):
+        assert plain.winner(first, second, to_move) == solver.winner(first, second, to_move)
+
+
+def test_a_time_limit_and_ctrl_c_stop_a_search_in_flight():
+    """The empty 8x8 board is far beyond a second: max_seconds ends the C search without a guess,
+    and Ctrl-C (an interrupt in the main thread) stops it and raises KeyboardInterrupt."""
+    import _thread
+    import threading
+
+    solver = NativeHexSolver(hex_board(8), table_bits=14)
+    assert solver.winner_within(0, 0, 0, None, max_seconds=0.3) is None and solver.nodes > 0
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        solver.winner_within(0, 0, 0, None, max_seconds=300)  # the safety net: without the stop, None
+    timer.cancel()
+    assert solver.winner_within(1 << 27, 0, 1, 50) is None  # the library is usable afterwards
+
+
 def test_every_5x5_opening_as_solved():
     truths = NativeHexSolver(hex_board(5), table_bits=18).opening_truths()
     wins = {hex_board(5).hole_names[t.action] for t in truths if t.first_player_wins}

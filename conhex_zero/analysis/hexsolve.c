@@ -33,6 +33,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef uint64_t u64;
 
@@ -236,6 +237,118 @@ static int hsearch(u64 mine, u64 theirs, int player) {
     return K;
 }
 
+/* ---- inferior cells: fill-in ------------------------------------------------------------- */
+/* A player x's "links" of an empty cell u: the nodes x could step to from u, as in H-search: empty
+ * neighbours (bits of cells), x's groups beside u (the bit of the group's lowest stone; a group
+ * touching one of x's sides counts as that side) and x's sides (two bits). */
+static u64 link_cells[2][64];
+static uint8_t link_sides[2][64];
+
+/* Fills link_cells[slot], link_sides[slot] for player x (stones mine, opponent theirs). Returns 0,
+ * or -1 when x's sides are joined already. */
+static int links(u64 mine, u64 theirs, int x, int slot) {
+    u64 empty = FULL & ~(mine | theirs);
+    u64 m = empty;
+    while (m) {
+        int u = __builtin_ctzll(m); m &= m - 1;
+        link_cells[slot][u] = NB[u] & empty;
+        link_sides[slot][u] = (uint8_t)(((SIDES[x][0] >> u) & 1) | (((SIDES[x][1] >> u) & 1) << 1));
+    }
+    u64 rest = mine;
+    while (rest) {
+        u64 g = rest & -rest, rep = g;
+        for (;;) {
+            u64 grown = g, k = g;
+            while (k) { int i = __builtin_ctzll(k); k &= k - 1; grown |= NB[i] & mine; }
+            if (grown == g) break;
+            g = grown;
+        }
+        rest &= ~g;
+        uint8_t touch = (uint8_t)(((g & SIDES[x][0]) != 0) | (((g & SIDES[x][1]) != 0) << 1));
+        if (touch == 3) return -1;
+        u64 nb = 0, k = g;
+        while (k) { int i = __builtin_ctzll(k); k &= k - 1; nb |= NB[i]; }
+        nb &= empty;
+        while (nb) {
+            int u = __builtin_ctzll(nb); nb &= nb - 1;
+            if (touch) link_sides[slot][u] |= touch; else link_cells[slot][u] |= rep;
+        }
+    }
+    return 0;
+}
+
+/* Is the empty cell c of no use to the player of `slot` (with the cells of `taken` the other
+ * player's)? Yes when the nodes it links (empty cells, groups, sides) are pairwise linked: every path
+ * of the player through c then has a shortcut around it, so a stone of the other player on c
+ * changes no game's value (and stays so after any further stones). */
+static int useless(int slot, int c, u64 empty, u64 taken) {
+    u64 nc = link_cells[slot][c] & ~taken;
+    uint8_t ns = link_sides[slot][c];
+    if (__builtin_popcountll(nc & ~empty) + __builtin_popcount(ns) > 1) return 0;
+    u64 m = nc & empty;
+    while (m) {
+        int u = __builtin_ctzll(m); m &= m - 1;
+        if ((nc & ~(1ULL << u) & ~link_cells[slot][u]) || (ns & ~link_sides[slot][u])) return 0;
+    }
+    return 1;
+}
+
+/* Are the player's two sides joined by its stones? */
+static int joined(u64 stones, int x) {
+    u64 g = stones & SIDES[x][0];
+    for (;;) {
+        u64 grown = g, k = g;
+        while (k) { int i = __builtin_ctzll(k); k &= k - 1; grown |= NB[i] & stones; }
+        if (grown == g) break;
+        g = grown;
+    }
+    return (g & SIDES[x][1]) != 0;
+}
+
+static int fill_enabled = 1;
+static long fill_cells;   /* cells filled in, over all positions */
+
+/* Inferior-cell fill-in (Henderson, Arneson and Hayward, "Dead cell analysis in Hex and the Shannon
+ * game", 2009): cells of no use to one player get the other's stone; pairs of adjacent empty cells
+ * captured by a player (whichever of the two the opponent takes, the player takes the other and the
+ * opponent's stone is of no use to it) get the player's stones. Each fill keeps the position's value,
+ * and the conditions stay true under more stones, so a proof of the filled position with the fills
+ * of its winner added (*add_a: filled for the mover, *add_b: for the opponent) proves the original.
+ * The mover (player p, stones *a) and the opponent (*b) are updated in place. */
+static void fill_in(u64 *a, u64 *b, int p, u64 *add_a, u64 *add_b) {
+    *add_a = *add_b = 0;
+    if (!fill_enabled) return;
+    for (;;) {
+        if (links(*a, *b, p, 0) < 0 || links(*b, *a, 1 - p, 1) < 0) return;
+        u64 empty = FULL & ~(*a | *b), to_a = 0, to_b = 0;
+        u64 m = empty;
+        while (m) {
+            int c = __builtin_ctzll(m); m &= m - 1;
+            if (useless(0, c, empty, 0)) to_b |= 1ULL << c;        /* no use to the mover */
+            else if (useless(1, c, empty, 0)) to_a |= 1ULL << c;   /* no use to the opponent */
+        }
+        if (!(to_a | to_b)) {
+            /* captured pairs: {u, v} adjacent, each of no use to the one side once the other holds the partner */
+            u64 done = 0;
+            m = empty;
+            while (m) {
+                int u = __builtin_ctzll(m); m &= m - 1;
+                u64 nv = NB[u] & m & ~done;
+                while (nv) {
+                    int v = __builtin_ctzll(nv); nv &= nv - 1;
+                    u64 bu = 1ULL << u, bv = 1ULL << v;
+                    if (done & bu) break;
+                    if (useless(1, u, empty, bv) && useless(1, v, empty, bu)) { to_a |= bu | bv; done |= bu | bv; }
+                    else if (useless(0, u, empty, bv) && useless(0, v, empty, bu)) { to_b |= bu | bv; done |= bu | bv; }
+                }
+            }
+            if (!(to_a | to_b)) return;
+        }
+        *a |= to_a; *b |= to_b; *add_a |= to_a; *add_b |= to_b;
+        fill_cells += __builtin_popcountll(to_a | to_b);
+    }
+}
+
 /* ---- evaluation of one position ------------------------------------------------------------- */
 enum { UNKNOWN = 0, WIN = 1, LOSS = 2 };
 
@@ -247,6 +360,8 @@ static Eval evaluate(u64 mine, u64 theirs, int player) {
     Eval e = {UNKNOWN, 0, 0, 0};
     u64 empty = FULL & ~(mine | theirs);
     evaluations++;
+    /* fill-in can join a player's sides: the mover's join first (its must-play region would be empty) */
+    if (joined(mine, player)) { e.status = WIN; return e; }
     if (hsearch(theirs, mine, 1 - player) < 0) { e.status = LOSS; return e; }
     if (nfc[0][1]) { e.status = LOSS; e.proof = fcs[0][1][0]; return e; }
     u64 must = empty, must_proof = 0;
@@ -331,52 +446,83 @@ static Entry *probe(u64 a, u64 b, int p) {
 
 static void mid(u64 a, u64 b, int p, uint32_t thpn, uint32_t thdn);
 
+/* One move's child, filled in: the child's mover (the opponent) holds ca, its opponent cb; add_cm and
+ * add_co the cells fill-in gave each (added to a proof of the child by whoever wins it). */
+typedef struct { u64 ca, cb, add_cm, add_co; } Child;
+
+static Child child_of(u64 a, u64 b, int p, u64 bit) {
+    Child c;
+    c.ca = b; c.cb = a | bit;
+    fill_in(&c.ca, &c.cb, 1 - p, &c.add_cm, &c.add_co);
+    return c;
+}
+
 /* The children of an unsolved node: moves in its must-play region, shrunk by the proof sets of
- * moves already refuted. Returns the count; fills moves[]. Sets *won when a child is a loss for
- * its mover (with *win_proof), and the accumulated loss proof in *loss_proof. */
-static int children(u64 a, u64 b, int p, u64 must, u64 *moves, uint32_t *cpn, uint32_t *cdn,
+ * moves already refuted. Returns the count; fills moves[] and kids[]. Sets *won when a child is a
+ * loss for its mover (with *win_proof), and the accumulated loss proof in *loss_proof. Proofs of
+ * the filled children are translated back: the fills of the child's winner join them. */
+static int children(u64 a, u64 b, int p, u64 must, u64 *moves, Child *kids, uint32_t *cpn, uint32_t *cdn,
                     int *won, u64 *win_proof, u64 *loss_proof) {
     int n = 0;
     *won = 0;
     u64 cand = must;
     u64 lp = *loss_proof;
+    Child filled[64];   /* per hole: the filled child (valid where `known`) */
+    u64 known = 0;
     /* first pass: solved children shrink the region */
     u64 m = must;
     while (m) {
         int i = __builtin_ctzll(m); m &= m - 1;
         u64 bit = 1ULL << i;
         if (!(cand & bit)) continue;
-        Entry *c = lookup(b, a | bit, 1 - p);
+        Child k = child_of(a, b, p, bit);
+        filled[i] = k; known |= bit;
+        Entry *c = lookup(k.ca, k.cb, 1 - p);
         if (!c) continue;
-        if (c->pn == INF || (c->dn == 0)) { *won = 1; *win_proof = c->proof | bit; return 0; }
-        if (c->pn == 0) { lp |= c->proof; cand &= c->proof; }
+        if (c->dn == 0) { *won = 1; *win_proof = c->proof | k.add_co | bit; return 0; }
+        if (c->pn == 0) { u64 s = c->proof | k.add_cm; lp |= s; cand &= s; }
     }
     for (int j = 0; j < N; j++) {
-        u64 bit = 1ULL << ORDER[j];
+        int i = ORDER[j];
+        u64 bit = 1ULL << i;
         if (!(cand & bit)) continue;
-        Entry *c = probe(b, a | bit, 1 - p);
-        if (c->dn == 0) { *won = 1; *win_proof = c->proof | bit; return 0; }
-        if (c->pn == 0) { lp |= c->proof; cand &= c->proof; continue; }
-        moves[n] = bit; cpn[n] = c->pn; cdn[n] = c->dn; n++;
+        Child k = (known & bit) ? filled[i] : child_of(a, b, p, bit);
+        Entry *c = probe(k.ca, k.cb, 1 - p);
+        if (c->dn == 0) { *won = 1; *win_proof = c->proof | k.add_co | bit; return 0; }
+        if (c->pn == 0) { u64 s = c->proof | k.add_cm; lp |= s; cand &= s; continue; }
+        moves[n] = bit; kids[n] = k; cpn[n] = c->pn; cdn[n] = c->dn; n++;
     }
     /* drop moves a later refutation excluded */
     int k = 0;
-    for (int i = 0; i < n; i++) if (cand & moves[i]) { moves[k] = moves[i]; cpn[k] = cpn[i]; cdn[k] = cdn[i]; k++; }
+    for (int i = 0; i < n; i++)
+        if (cand & moves[i]) { moves[k] = moves[i]; kids[k] = kids[i]; cpn[k] = cpn[i]; cdn[k] = cdn[i]; k++; }
     *loss_proof = lp;
     return k;
+}
+
+static double deadline;            /* CLOCK_MONOTONIC seconds; 0: none */
+static volatile int stop_requested;
+
+static double now_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 static void mid(u64 a, u64 b, int p, uint32_t thpn, uint32_t thdn) {
     Entry *e = probe(a, b, p);
     if (e->pn == 0 || e->dn == 0) return;
     if (out_of_budget) return;
-    u64 moves[MAXMOVES]; uint32_t cpn[MAXMOVES], cdn[MAXMOVES];
+    u64 moves[MAXMOVES]; Child kids[MAXMOVES]; uint32_t cpn[MAXMOVES], cdn[MAXMOVES];
     u64 must = e->must, base_proof = e->proof;
     uint32_t work0 = (uint32_t)nodes_searched;
     for (;;) {
         if (++nodes_searched > node_limit) { out_of_budget = 1; break; }
+        if ((nodes_searched & 63) == 0 && (stop_requested || (deadline > 0 && now_seconds() > deadline))) {
+            out_of_budget = 1; break;
+        }
         int won; u64 win_proof = 0, loss_proof = base_proof;
-        int n = children(a, b, p, must, moves, cpn, cdn, &won, &win_proof, &loss_proof);
+        int n = children(a, b, p, must, moves, kids, cpn, cdn, &won, &win_proof, &loss_proof);
         e = probe(a, b, p);   /* the table may have moved it */
         if (won) { e->pn = 0; e->dn = INF; e->proof = win_proof; break; }
         if (n == 0) { e->pn = INF; e->dn = 0; e->proof = loss_proof; break; }
@@ -395,7 +541,7 @@ static void mid(u64 a, u64 b, int p, uint32_t thpn, uint32_t thdn) {
         uint32_t cthdn = thpn < grace ? thpn : (uint32_t)grace;
         uint64_t t = (uint64_t)thdn - dn + cpn[best];
         uint32_t cthpn = t > INF ? INF : (uint32_t)t;
-        mid(b, a | moves[best], 1 - p, cthpn, cthdn);
+        mid(kids[best].ca, kids[best].cb, 1 - p, cthpn, cthdn);
         if (out_of_budget) { e = probe(a, b, p); break; }
     }
     e = lookup(a, b, p);
@@ -434,10 +580,15 @@ int hs_init(int holes, const u64 *neighbours, const u64 *sides, int log2_table) 
 
 void hs_clear(void) { memset(table, 0, sizeof(Entry) * (table_mask + 1)); }
 
-/* Does the mover (player p, stones a) win against stones b? 1 yes, 0 no, -1 budget spent.
- * *proof receives the proof set. max_nodes bounds the node expansions of this call. */
-int hs_solve(u64 a, u64 b, int p, long max_nodes, u64 *proof, long *spent) {
+/* Does the mover (player p, stones a) win against stones b? 1 yes, 0 no, -1 budget, time or stop.
+ * *proof receives the proof set. max_nodes bounds the node expansions of this call, max_seconds
+ * (> 0) its time; hs_stop(1) from another thread ends it at the next check (every 64 expansions;
+ * the caller clears the request with hs_stop(0) before the call). */
+int hs_solve(u64 a, u64 b, int p, long max_nodes, double max_seconds, u64 *proof, long *spent) {
     nodes_searched = 0; node_limit = max_nodes; out_of_budget = 0;
+    deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
+    u64 add_a, add_b;
+    fill_in(&a, &b, p, &add_a, &add_b);
     Entry *e = probe(a, b, p);
     while (e->pn && e->dn && !out_of_budget) {
         mid(a, b, p, INF - 1, INF - 1);
@@ -447,8 +598,18 @@ int hs_solve(u64 a, u64 b, int p, long max_nodes, u64 *proof, long *spent) {
     if (spent) *spent = nodes_searched;
     e = lookup(a, b, p);
     if (!e || (e->pn && e->dn)) return -1;
-    if (proof) *proof = e->proof;
+    if (proof) *proof = e->proof | (e->pn == 0 ? add_a : add_b);
     return e->pn == 0 ? 1 : 0;
+}
+
+void hs_stop(int on) { stop_requested = on; }
+void hs_set_fill(int on) { fill_enabled = on; }
+long hs_fill_cells(void) { return fill_cells; }
+
+/* The position after fill-in: the mover's stones in *a, the opponent's in *b (updated in place). */
+void hs_fill(u64 *a, u64 *b, int p) {
+    u64 add_a, add_b;
+    fill_in(a, b, p, &add_a, &add_b);
 }
 
 /* The player's H-search result: 2 an FC between its sides, 1 an SC, 0 neither; carrier in *c. */

@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 from typing import Callable
 
@@ -94,7 +95,7 @@ def _load() -> ctypes.CDLL:
         u64p = ctypes.POINTER(ctypes.c_uint64)
         lib.hs_init.argtypes = [ctypes.c_int, u64p, u64p, ctypes.c_int]
         lib.hs_init.restype = ctypes.c_int
-        lib.hs_solve.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_long,
+        lib.hs_solve.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_long, ctypes.c_double,
                                  u64p, ctypes.POINTER(ctypes.c_long)]
         lib.hs_solve.restype = ctypes.c_int
         lib.hs_connection.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, u64p]
@@ -104,6 +105,12 @@ def _load() -> ctypes.CDLL:
         lib.hs_set_cell_carriers.argtypes = [ctypes.c_int]
         lib.hs_set_limits.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
         lib.hs_clear.restype = None
+        lib.hs_stop.argtypes = [ctypes.c_int]
+        lib.hs_stop.restype = None
+        lib.hs_set_fill.argtypes = [ctypes.c_int]
+        lib.hs_fill.argtypes = [u64p, u64p, ctypes.c_int]
+        lib.hs_fill.restype = None
+        lib.hs_fill_cells.restype = ctypes.c_long
         _library = lib
     return _library
 
@@ -119,14 +126,19 @@ class NativeHexSolver:
     the most cells a connection between two empty cells may need (None: any; 2, the default, keeps
     bridges and their semi connections and is about four times faster on 7 x 7 than None);
     ``list_limits``, the full and semi connections kept per pair and the OR rule's depth.
+    ``fill_in``: inferior-cell analysis (cells of no use to a player and captured pairs filled in
+    before a position is searched; ``fill``); off, the search is the plain one.
+
+    A call runs in a worker thread, so Ctrl-C in the main thread stops the C search within 64
+    expansions (``KeyboardInterrupt`` is raised again once it has stopped).
     """
 
     def __init__(self, board: BoardGraph, table_bits: int = TABLE_BITS, cell_carriers: int | None = 2,
-                 list_limits: tuple[int, int, int] = (10, 16, 4)):
+                 list_limits: tuple[int, int, int] = (10, 16, 4), fill_in: bool = True):
         self.geometry = HexSolver(board, max_holes=MAX_NATIVE_HOLES, book=False)  # checks it is Hex
         self.size = self.geometry.size
         self.table_bits = table_bits
-        self.settings = (cell_carriers, *list_limits)
+        self.settings = (cell_carriers, *list_limits, bool(fill_in))
         self.lib = _load()
         self.neighbours = [self.geometry._dilate(1 << i) & ~(1 << i) for i in range(self.size)]
         self.sides = [mask for pair in self.geometry.player_sides for mask in pair]
@@ -137,8 +149,9 @@ class NativeHexSolver:
         global _active
         key = (self.size, tuple(self.neighbours), tuple(self.sides), self.table_bits, self.settings)
         if _active != key:
-            restrict, fc, sc, depth = self.settings
+            restrict, fc, sc, depth, fill = self.settings
             self.lib.hs_set_cell_carriers(-1 if restrict is None else restrict)
+            self.lib.hs_set_fill(int(fill))
             self.lib.hs_set_limits(fc, sc, depth)
             nb = (ctypes.c_uint64 * 64)(*self.neighbours)
             sides = (ctypes.c_uint64 * 4)(*self.sides)
@@ -146,14 +159,46 @@ class NativeHexSolver:
                 raise NativeSolverUnavailable(f"the native solver could not allocate 2**{self.table_bits} table entries")
             _active = key
 
-    def prove(self, mine: int, theirs: int, player: int, max_nodes: int | None = None) -> tuple[bool, int] | None:
-        """``(player to move wins, proof set)``, or None when ``max_nodes`` expansions did not settle it."""
+    def prove(self, mine: int, theirs: int, player: int, max_nodes: int | None = None,
+              max_seconds: float | None = None) -> tuple[bool, int] | None:
+        """``(player to move wins, proof set)``, or None when ``max_nodes`` expansions or
+        ``max_seconds`` did not settle it."""
         self._activate()
         proof, spent = ctypes.c_uint64(0), ctypes.c_long(0)
         limit = (1 << 62) if max_nodes is None else max(1, int(max_nodes))
-        result = self.lib.hs_solve(mine, theirs, player, limit, ctypes.byref(proof), ctypes.byref(spent))
+        seconds = 0.0 if max_seconds is None else max(1e-3, float(max_seconds))
+        outcome: list[int] = []
+        finished = threading.Event()  # not Thread.join: an interrupted join can report a live thread dead
+
+        def solve() -> None:
+            try:
+                outcome.append(self.lib.hs_solve(mine, theirs, player, limit, seconds, ctypes.byref(proof),
+                                                 ctypes.byref(spent)))
+            finally:
+                finished.set()
+
+        self.lib.hs_stop(0)
+        threading.Thread(target=solve, daemon=True).start()
+        interrupted = False
+        while not finished.is_set():
+            try:
+                finished.wait(0.2)
+            except KeyboardInterrupt:
+                interrupted = True
+                self.lib.hs_stop(1)  # the C search ends within 64 expansions; wait for it (the library is shared)
+        if interrupted:
+            self.nodes = spent.value
+            raise KeyboardInterrupt
         self.nodes = spent.value
-        return None if result < 0 else (result == 1, proof.value)
+        return None if outcome[0] < 0 else (outcome[0] == 1, proof.value)
+
+    def fill(self, mine: int, theirs: int, player: int) -> tuple[int, int]:
+        """``(mine, theirs)`` after fill-in: the cells of no use to one player given to the other,
+        and captured pairs to their captor (each keeps the position's value)."""
+        self._activate()
+        a, b = ctypes.c_uint64(mine), ctypes.c_uint64(theirs)
+        self.lib.hs_fill(ctypes.byref(a), ctypes.byref(b), player)
+        return a.value, b.value
 
     def connection(self, mine: int, theirs: int, player: int) -> tuple[int, int]:
         """``(2 full / 1 semi / 0 none, carrier)``: H-search's verdict on ``player``'s two sides."""
@@ -162,14 +207,15 @@ class NativeHexSolver:
         kind = self.lib.hs_connection(mine, theirs, player, ctypes.byref(carrier))
         return kind, carrier.value
 
-    def winner_within(self, first: int, second: int, to_move: int, max_nodes: int | None) -> int | None:
+    def winner_within(self, first: int, second: int, to_move: int, max_nodes: int | None,
+                      max_seconds: float | None = None) -> int | None:
         """The perfect-play winner (0 or 1) from a position, or None when the budget did not settle it."""
         if self.geometry.connected(first, 0):
             return 0
         if self.geometry.connected(second, 1):
             return 1
         mine, theirs = (first, second) if to_move == 0 else (second, first)
-        result = self.prove(mine, theirs, to_move, max_nodes)
+        result = self.prove(mine, theirs, to_move, max_nodes, max_seconds)
         if result is None:
             return None
         return to_move if result[0] else 1 - to_move

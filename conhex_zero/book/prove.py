@@ -79,7 +79,8 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
                max_depth: int | None = None, flush_seconds: float = 30.0, deepest_first: bool = False,
                on_position: Callable[[str, int | None], None] | None = None) -> ProveReport:
     """Try the solver on every candidate (``candidates``) with ``max_nodes`` each, until
-    ``deadline`` (``time.monotonic``); append the results to the book and update its values.
+    ``deadline`` (``time.monotonic``; the search in flight stops there too); append the results to
+    the book and update its values.
     ``on_position(key, result)`` is called after each (result +1/-1 for the mover, None unsettled).
     Interrupted (``KeyboardInterrupt``), it writes what it proved and returns (``stopped``)."""
     report = ProveReport()
@@ -102,7 +103,14 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
             first, second, mover, _ = parse_key(key)
             depth = key_depth(key)
             report.tried[depth] = report.tried.get(depth, 0) + 1
-            winner = solver.winner_within(first, second, mover, max_nodes)
+            remaining = None if deadline is None else max(1e-3, deadline - time.monotonic())
+            winner = solver.winner_within(first, second, mover, max_nodes, max_seconds=remaining)
+            if winner is None and deadline is not None and time.monotonic() >= deadline:
+                report.tried[depth] -= 1  # cut short by the deadline, not settled within its budget
+                if not report.tried[depth]:
+                    del report.tried[depth]
+                report.stopped = "time"
+                break
             result = None if winner is None else (1 if winner == mover else -1)
             if result is not None:
                 report.proved[depth] = report.proved.get(depth, 0) + 1

@@ -22,7 +22,7 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
     prove = what.add_parser(
         "prove", help="prove the book's Hex positions with the native solver (exact values, shallowest first)",
         formatter_class=HelpFormatter,
-        description="Try the native Hex solver (H-search and proof-number search in C, built at first use with "
+        description="Try the native Hex solver (inferior-cell fill-in, H-search and proof-number search in C, built at first use with "
         "the system's C compiler; Hex boards up to 8x8, no swap) on the book's positions, the openings first, "
         "then the replies, each within --nodes expansions, until --minutes. Every position it settles gets an "
         "exact result, which the book's minimax keeps and carries up: an opening it proves is decided by the "
@@ -34,7 +34,7 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
     prove.add_argument("--nodes", type=NODES, default=100_000, metavar="N",
                        help="node expansions the solver may spend on one position (default: 100000)")
     prove.add_argument("--minutes", type=MINUTES, default=None, metavar="M",
-                       help="stop trying new positions after M minutes (default: try every candidate)")
+                       help="stop after M minutes, the search in flight included (default: try every candidate)")
     prove.add_argument("--depth", type=DEPTH, default=None, metavar="D",
                        help="only positions with at most D pieces on the board (1: the openings; default: all)")
     prove.add_argument("--deepest-first", action="store_true",
