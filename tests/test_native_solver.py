@@ -206,6 +206,24 @@ def test_book_prove_decides_every_opening_by_proofs(tmp_path, capsys):
     assert "0 of 0 positions proved" in capsys.readouterr().out
 
 
+def test_book_prove_with_two_workers_proves_what_one_does(tmp_path, capsys):
+    """--workers 2: two processes, each with its own solver, share the candidates; the book gets
+    the same exact results as one process gives, and the run record says how it was made."""
+    folders = [tmp_path / "one", tmp_path / "two"]
+    for folder in folders:
+        assert main(["book", "grow", HEX4, "--out", str(folder), "--nodes", "25", "--sims", "8", "--quiet",
+                     "--no-exact", "--seed", "3"]) == 0
+    assert main(["book", "prove", str(folders[0]), "--depth", "1", "--quiet", "--table-bits", "14"]) == 0
+    assert main(["book", "prove", str(folders[1]), "--depth", "1", "--quiet", "--table-bits", "14",
+                 "--workers", "2"]) == 0
+    assert "2 workers" in capsys.readouterr().out
+    one, two = (open_book(f).book.nodes for f in folders)
+    exact = {k: n.exact for k, n in one.items() if n.exact}
+    assert len(exact) >= 8 and exact == {k: n.exact for k, n in two.items() if n.exact}
+    records = [json.loads(line) for line in (folders[1] / "book.jsonl").read_text().splitlines()]
+    assert any(r.get("type") == "prove" and r.get("workers") == 2 for r in records)
+
+
 def test_candidates_come_shallowest_or_deepest_first_and_the_start_last(tmp_path):
     from conhex_zero.book.prove import candidates, key_depth
 

@@ -75,13 +75,47 @@ def candidates(opened: OpenBook, max_depth: int | None = None, deepest_first: bo
     return sorted(out, key=lambda k: (k == start, key_depth(k), k))
 
 
+def _solve(solver, key: str, max_nodes: int, deadline: float | None) -> tuple[str, int | None, bool]:
+    """``(key, result, cut)``: the result +1/-1 for the mover, None unsettled; ``cut`` when the
+    deadline, not the budget, ended it (or came before it started)."""
+    if deadline is not None and time.monotonic() >= deadline:
+        return key, None, True
+    first, second, mover, _ = parse_key(key)
+    remaining = None if deadline is None else max(1e-3, deadline - time.monotonic())
+    winner = solver.winner_within(first, second, mover, max_nodes, max_seconds=remaining)
+    if winner is None:
+        return key, None, deadline is not None and time.monotonic() >= deadline
+    return key, (1 if winner == mover else -1), False
+
+
+_worker_solver = None
+
+
+def _start_worker(game: str, table_bits: int) -> None:
+    """A worker process's own solver (and table); Ctrl-C is the main process's to handle."""
+    import signal
+
+    from conhex_zero.analysis.native_solver import NativeHexSolver
+    from conhex_zero.games.game import parse_game
+
+    global _worker_solver
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _worker_solver = NativeHexSolver(parse_game(game).board, table_bits=table_bits)
+
+
+def _worker_solve(task: tuple[str, int, float | None]) -> tuple[str, int | None, bool]:
+    return _solve(_worker_solver, *task)
+
+
 def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None = None,
                max_depth: int | None = None, flush_seconds: float = 30.0, deepest_first: bool = False,
-               on_position: Callable[[str, int | None], None] | None = None) -> ProveReport:
+               on_position: Callable[[str, int | None], None] | None = None, workers: int = 1,
+               table_bits: int = 22) -> ProveReport:
     """Try the solver on every candidate (``candidates``) with ``max_nodes`` each, until
     ``deadline`` (``time.monotonic``; the search in flight stops there too); append the results to
-    the book and update its values.
-    ``on_position(key, result)`` is called after each (result +1/-1 for the mover, None unsettled).
+    the book and update its values. ``on_position(key, result)`` is called after each (result
+    +1/-1 for the mover, None unsettled). ``workers`` > 1: that many processes, each with its own
+    solver (``table_bits``), take the candidates in order (``solver`` is then not used).
     Interrupted (``KeyboardInterrupt``), it writes what it proved and returns (``stopped``)."""
     report = ProveReport()
     started = time.monotonic()
@@ -95,33 +129,43 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
             pending = []
         last_flush = time.monotonic()
 
+    def record(key: str, result: int | None, cut: bool) -> None:
+        if cut:  # the deadline, not the budget: neither tried nor proved
+            report.stopped = "time"
+            return
+        depth = key_depth(key)
+        report.tried[depth] = report.tried.get(depth, 0) + 1
+        if result is not None:
+            report.proved[depth] = report.proved.get(depth, 0) + 1
+            opened.book.nodes[key].exact = result
+            pending.append(store.exact_entry(key, result))
+        if on_position is not None:
+            on_position(key, result)
+        if time.monotonic() - last_flush >= flush_seconds:
+            flush()
+
+    todo = candidates(opened, max_depth, deepest_first)
+    pool = None
     try:
-        for key in candidates(opened, max_depth, deepest_first):
-            if deadline is not None and time.monotonic() >= deadline:
-                report.stopped = "time"
-                break
-            first, second, mover, _ = parse_key(key)
-            depth = key_depth(key)
-            report.tried[depth] = report.tried.get(depth, 0) + 1
-            remaining = None if deadline is None else max(1e-3, deadline - time.monotonic())
-            winner = solver.winner_within(first, second, mover, max_nodes, max_seconds=remaining)
-            if winner is None and deadline is not None and time.monotonic() >= deadline:
-                report.tried[depth] -= 1  # cut short by the deadline, not settled within its budget
-                if not report.tried[depth]:
-                    del report.tried[depth]
-                report.stopped = "time"
-                break
-            result = None if winner is None else (1 if winner == mover else -1)
-            if result is not None:
-                report.proved[depth] = report.proved.get(depth, 0) + 1
-                opened.book.nodes[key].exact = result
-                pending.append(store.exact_entry(key, result))
-            if on_position is not None:
-                on_position(key, result)
-            if time.monotonic() - last_flush >= flush_seconds:
-                flush()
+        if workers <= 1:
+            for key in todo:
+                outcome = _solve(solver, key, max_nodes, deadline)
+                record(*outcome)
+                if outcome[2]:
+                    break
+        else:
+            import multiprocessing
+
+            game = opened.game if isinstance(opened.game, str) else str(opened.game)
+            pool = multiprocessing.get_context("spawn").Pool(workers, _start_worker, (game, table_bits))
+            for outcome in pool.imap_unordered(_worker_solve, [(k, max_nodes, deadline) for k in todo], chunksize=1):
+                record(*outcome)
+            pool.close()
+            pool.join()
     except KeyboardInterrupt:  # Ctrl-C, kill -INT: keep what was proved
         report.stopped = "interrupted"
+        if pool is not None:
+            pool.terminate()
     flush()
     opened.book.update()
     report.seconds = time.monotonic() - started

@@ -16,6 +16,7 @@ NODES = Whole(1, 1_000_000_000)
 MINUTES = Real(0.0, 7 * 24 * 60.0, above=True, what="a number of minutes")
 DEPTH = Whole(0, 64)
 TABLE_BITS = Whole(12, 28)
+WORKERS = Whole(1, 64)
 
 
 def add_prove_parser(what: argparse._SubParsersAction) -> None:
@@ -42,6 +43,9 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
                        "carry up through its minimax), instead of the openings first")
     prove.add_argument("--table-bits", type=TABLE_BITS, default=22, metavar="B",
                        help="the solver's table holds 2**B positions, 48 bytes each (default: 22, 192 MiB)")
+    prove.add_argument("--workers", type=WORKERS, default=1, metavar="W",
+                       help="W processes, each with its own solver and table, take the positions in turn (default: 1; "
+                       "2 on two cores roughly halves a run)")
     prove.add_argument("--quiet", action="store_true", help="no progress bar")
     prove.set_defaults(run=run_prove)
 
@@ -66,7 +70,8 @@ def run_prove(args: argparse.Namespace) -> int:
         raise CliError(f"{args.book}: a book of {opened.game} (with the pie rule): the native solver plays Hex without it")
     todo = candidates(opened, args.depth, args.deepest_first)
     print(f"{args.book}: {len(opened.book)} positions, {plural(len(todo), 'candidate')} for a proof"
-          f"{'' if args.depth is None else f' (at most {args.depth} pieces)'}; {args.nodes} expansions each", flush=True)
+          f"{'' if args.depth is None else f' (at most {args.depth} pieces)'}; {args.nodes} expansions each"
+          f"{'' if args.workers == 1 else f', {args.workers} workers'}", flush=True)
     started = time.monotonic()
     deadline = None if args.minutes is None else started + 60 * args.minutes
     bar = progress_bar(total=len(todo), unit="position", desc="proving", disable=args.quiet)
@@ -80,9 +85,9 @@ def run_prove(args: argparse.Namespace) -> int:
 
     with BookLock(opened.folder), bar:
         report = prove_book(opened, solver, args.nodes, deadline, args.depth, on_position=on_position,
-                            deepest_first=args.deepest_first)
+                            deepest_first=args.deepest_first, workers=args.workers, table_bits=args.table_bits)
         run = {"type": "prove", "command": "conhex-zero " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
-               "minutes": round(report.seconds / 60, 3), "nodes": args.nodes, "tried": report.total_tried,
+               "minutes": round(report.seconds / 60, 3), "nodes": args.nodes, "workers": args.workers, "tried": report.total_tried,
                "proved": report.total_proved, "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         store.append(opened.folder, [run])
     if report.stopped == "interrupted":
