@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import platform
 import shutil
 import subprocess
 import tempfile
@@ -44,6 +45,12 @@ def cache_folder() -> Path:
     return Path(os.environ.get("CONHEX_ZERO_CACHE") or Path.home() / ".cache" / "conhex-zero")
 
 
+def compile_flags() -> list[str]:
+    """-O2, and on x86-64 the popcount instruction (every x86-64 processor since 2008 has it; without
+    it each count is a library call, 8% of a 7 x 7 search)."""
+    return ["-O2", "-mpopcnt"] if platform.machine().lower() in ("x86_64", "amd64") else ["-O2"]
+
+
 def build_library() -> Path:
     """The compiled solver, built once per source digest (a file lock-free rename keeps concurrent
     builds, such as test workers', from reading half a file)."""
@@ -52,7 +59,8 @@ def build_library() -> Path:
     except OSError as err:
         raise NativeSolverUnavailable(f"the native Hex solver's source {SOURCE} cannot be read ({err.strerror}): "
                                       f"reinstall the package") from None
-    digest = hashlib.sha256(source).hexdigest()[:16]
+    flags = compile_flags()
+    digest = hashlib.sha256(source + " ".join(flags).encode()).hexdigest()[:16]
     folder = cache_folder()
     target = folder / f"hexsolve-{digest}.so"
     if target.is_file():
@@ -70,7 +78,7 @@ def build_library() -> Path:
                                       f"CONHEX_ZERO_CACHE to a writable folder") from None
     try:
         try:
-            done = subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(partial), str(SOURCE)],
+            done = subprocess.run([compiler, *flags, "-shared", "-fPIC", "-o", str(partial), str(SOURCE)],
                                   capture_output=True, text=True)
         except OSError as err:
             raise NativeSolverUnavailable(f"the C compiler {compiler} could not be run ({err.strerror}): the native "
