@@ -59,6 +59,11 @@ static u64 fcs[MAXNODES][MAXNODES][FCMAX];
 static uint8_t nfc[MAXNODES][MAXNODES];
 static u64 scs[MAXNODES][MAXNODES][SCMAX];
 static uint8_t nsc[MAXNODES][MAXNODES];
+/* partners: for each node, the nodes it has a full (fpart) or semi (spart) connection with, so the
+ * AND rule visits only those (a semi list emptied later stays listed: an empty list costs nothing) */
+static uint8_t fpart[MAXNODES][MAXNODES], nfpart[MAXNODES];
+static uint8_t spart[MAXNODES][MAXNODES], nspart[MAXNODES];
+static uint8_t sc_listed[MAXNODES][MAXNODES];
 
 typedef struct { uint8_t x, z, full; u64 c; } Item;
 #define QMAX 65536
@@ -87,6 +92,7 @@ static int add_fc(int x, int z, u64 c) {
     if (m >= fc_limit) { nfc[x][z] = m; return 0; }
     l[m++] = c;
     nfc[x][z] = m;
+    if (n == 0) { fpart[x][nfpart[x]++] = (uint8_t)z; fpart[z][nfpart[z]++] = (uint8_t)x; }
     /* semi connections that contain a full one are no longer needed */
     u64 *s = scs[x][z];
     int k = 0;
@@ -120,6 +126,10 @@ static int add_sc(int x, int z, u64 c) {
     if (m >= sc_limit) { nsc[x][z] = m; return 0; }
     l[m++] = c;
     nsc[x][z] = m;
+    if (!sc_listed[x][z]) {
+        sc_listed[x][z] = 1;
+        spart[x][nspart[x]++] = (uint8_t)z; spart[z][nspart[z]++] = (uint8_t)x;
+    }
     push(x, z, 0, c);
     /* OR: the new carrier with others of the pair, until the intersection is empty */
     u64 copy[SCMAX];
@@ -130,8 +140,9 @@ static int add_sc(int x, int z, u64 c) {
 
 /* carrier c between x and the middle g, combined with the middle's connections to every z */
 static void and_from(int x, int g, int xfull, u64 c) {
-    for (int z = 0; z < K; z++) {
-        if (z == x || z == g) continue;
+    for (int j = 0; j < nfpart[g]; j++) {
+        int z = fpart[g][j];
+        if (z == x) continue;
         if (c & cellbit[z]) continue;
         int a = g < z ? g : z, b = g < z ? z : g;
         int nf = nfc[a][b];
@@ -194,7 +205,10 @@ static int hsearch(u64 mine, u64 theirs, int player) {
         node_of_cell[i] = K;
         owned[K] = 0; cellbit[K] = 1ULL << i; adjc[K] = NB[i] & empty; K++;
     }
-    for (int a = 0; a < K; a++) for (int b = a; b < K; b++) { nfc[a][b] = 0; nsc[a][b] = 0; }
+    for (int a = 0; a < K; a++) {
+        for (int b = a; b < K; b++) { nfc[a][b] = 0; nsc[a][b] = 0; sc_listed[a][b] = 0; }
+        nfpart[a] = 0; nspart[a] = 0;
+    }
     qhead = qtail = 0; hs_ops = 0;
     /* base: every node with its adjacent empty cells */
     for (int x = 0; x < K; x++) {
@@ -221,8 +235,9 @@ static int hsearch(u64 mine, u64 theirs, int player) {
             for (int side = 0; side < 2; side++) {
                 int g = side ? x : z, e = side ? z : x;   /* g the owned middle, e the far end */
                 if (!owned[g]) continue;
-                for (int y = 0; y < K; y++) {
-                    if (y == g || y == e || (it.c & cellbit[y])) continue;
+                for (int j = 0; j < nspart[g]; j++) {
+                    int y = spart[g][j];
+                    if (y == e || (it.c & cellbit[y])) continue;
                     int a = g < y ? g : y, b = g < y ? y : g;
                     for (int i = 0; i < nsc[a][b]; i++) {
                         u64 s = scs[a][b][i];
