@@ -154,6 +154,17 @@ def test_every_5x5_opening_as_solved():
     assert wins == set(SOLVED_OPENINGS[5])
 
 
+def test_7x7_openings_as_published():
+    """Hex 7x7 (slow suite): the centre d4 wins for the first player and d1 and the corner a1 lose,
+    as the published solution says (Hayward et al. 2003), each within seconds with fill-in."""
+    from conhex_zero.analysis.hex_openings import PUBLISHED_OPENINGS
+
+    solver = NativeHexSolver(hex_board(7), table_bits=20)
+    for name in ("d4", "d1", "a1"):
+        winner = solver.winner_within(bit(7, name), 0, 1, max_nodes=200_000)
+        assert winner is not None and (winner == 0) == (name in PUBLISHED_OPENINGS[7]), name
+
+
 def test_a_budget_stops_an_unfinished_search_without_a_guess():
     solver = NativeHexSolver(hex_board(7), table_bits=14)
     assert solver.winner_within(0, 0, 0, max_nodes=3) is None
