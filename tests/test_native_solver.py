@@ -235,6 +235,24 @@ def test_book_prove_with_two_workers_proves_what_one_does(tmp_path, capsys):
     assert any(r.get("type") == "prove" and r.get("workers") == 2 for r in records)
 
 
+def test_book_prove_first_moves_limits_it_to_those_openings(tmp_path, capsys):
+    """--first-moves a1: only the positions below a1 or its mirror image d4 (the book keeps one of
+    the two), the opening itself proven; a name that is not a hole is a clear error."""
+    folder = tmp_path / "b"
+    assert main(["book", "grow", HEX4, "--out", str(folder), "--nodes", "25", "--sims", "8", "--quiet",
+                 "--no-exact"]) == 0
+    assert main(["book", "prove", str(folder), "--first-moves", "a1", "--quiet", "--table-bits", "14"]) == 0
+    capsys.readouterr()
+    nodes = open_book(folder).book.nodes
+    a1, d4 = 0, 15
+    proved = [n for n in nodes.values() if n.exact]
+    assert proved and all(n.line and n.line[0] in (a1, d4) for n in proved)
+    assert any(len(n.line) == 1 for n in proved)
+    assert not any(n.exact for n in nodes.values() if n.line and n.line[0] not in (a1, d4))
+    assert main(["book", "prove", str(folder), "--first-moves", "a1,z9"]) != 0
+    assert "not a hole of the board: z9" in capsys.readouterr().err
+
+
 def test_candidates_come_shallowest_or_deepest_first_and_the_start_last(tmp_path):
     from conhex_zero.book.prove import candidates, key_depth
 

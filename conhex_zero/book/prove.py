@@ -55,15 +55,19 @@ class ProveReport:
         return sum(self.proved.values())
 
 
-def candidates(opened: OpenBook, max_depth: int | None = None, deepest_first: bool = False) -> list[str]:
+def candidates(opened: OpenBook, max_depth: int | None = None, deepest_first: bool = False,
+               first_moves: frozenset[int] | None = None) -> list[str]:
     """Keys of the book's positions worth a proof: not exact yet, not proven by the book's own
     searches, no swap left; shallowest first (then in the order of the keys), the book's start
     position last (its moves are the table: what the start's value adds, they already say).
     ``deepest_first``: the book's leaves first, the positions a budget settles most often, whose
-    proofs the minimax carries up."""
+    proofs the minimax carries up. ``first_moves``: only positions the book reached by one of these
+    first moves (real hole ids; give every symmetric image, ``first_move_images``)."""
     out = []
     for key, node in opened.book.nodes.items():
         if node.exact or node.proven or not key.endswith("|-"):
+            continue
+        if first_moves is not None and not (node.line and node.line[0] in first_moves):
             continue
         depth = key_depth(key)
         if max_depth is not None and depth > max_depth:
@@ -73,6 +77,16 @@ def candidates(opened: OpenBook, max_depth: int | None = None, deepest_first: bo
     if deepest_first:
         return sorted(out, key=lambda k: (k == start, -key_depth(k), k))
     return sorted(out, key=lambda k: (k == start, key_depth(k), k))
+
+
+def first_move_images(board, names: list[str]) -> frozenset[int]:
+    """The holes ``names`` name and all their images under the board's symmetries (a book keeps one
+    position for each group); ValueError naming what is not a hole."""
+    index = board.hole_index
+    unknown = [n for n in names if n not in index]
+    if unknown:
+        raise ValueError(f"not a hole of the board: {', '.join(unknown)} (holes are named like {board.hole_names[0]})")
+    return frozenset(s.hole_perm[index[n]] for n in names for s in board.symmetries)
 
 
 def _solve(solver, key: str, max_nodes: int, deadline: float | None) -> tuple[str, int | None, bool]:
@@ -110,7 +124,7 @@ def _worker_solve(task: tuple[str, int, float | None]) -> tuple[str, int | None,
 def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None = None,
                max_depth: int | None = None, flush_seconds: float = 30.0, deepest_first: bool = False,
                on_position: Callable[[str, int | None], None] | None = None, workers: int = 1,
-               table_bits: int = 22) -> ProveReport:
+               table_bits: int = 22, first_moves: frozenset[int] | None = None) -> ProveReport:
     """Try the solver on every candidate (``candidates``) with ``max_nodes`` each, until
     ``deadline`` (``time.monotonic``; the search in flight stops there too); append the results to
     the book and update its values. ``on_position(key, result)`` is called after each (result
@@ -144,7 +158,7 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
         if time.monotonic() - last_flush >= flush_seconds:
             flush()
 
-    todo = candidates(opened, max_depth, deepest_first)
+    todo = candidates(opened, max_depth, deepest_first, first_moves)
     pool = None
     try:
         if workers <= 1:

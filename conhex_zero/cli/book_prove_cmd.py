@@ -43,6 +43,9 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
                        "carry up through its minimax), instead of the openings first")
     prove.add_argument("--table-bits", type=TABLE_BITS, default=22, metavar="B",
                        help="the solver's table holds 2**B positions, 48 bytes each (default: 22, 192 MiB)")
+    prove.add_argument("--first-moves", default=None, metavar="MOVES",
+                       help="only the positions reached by these first moves or their mirror images, comma-separated "
+                       "(e.g. a1,b2; default: every position)")
     prove.add_argument("--workers", type=WORKERS, default=1, metavar="W",
                        help="W processes, each with its own solver and table, take the positions in turn (default: 1; "
                        "2 on two cores roughly halves a run)")
@@ -55,7 +58,7 @@ def run_prove(args: argparse.Namespace) -> int:
     from conhex_zero.analysis.native_solver import NativeHexSolver, NativeSolverUnavailable
     from conhex_zero.analysis.solver import SolverError
     from conhex_zero.book import store
-    from conhex_zero.book.prove import candidates, prove_book
+    from conhex_zero.book.prove import candidates, first_move_images, prove_book
     from conhex_zero.console.progress import progress_bar
     from conhex_zero.games.game import parse_game
 
@@ -68,7 +71,16 @@ def run_prove(args: argparse.Namespace) -> int:
         raise CliError(f"{args.book}: a book of {opened.game}: {err}") from None
     if getattr(game, "swap", False):
         raise CliError(f"{args.book}: a book of {opened.game} (with the pie rule): the native solver plays Hex without it")
-    todo = candidates(opened, args.depth, args.deepest_first)
+    first_moves = None
+    if args.first_moves is not None:
+        names = [n.strip().lower() for n in args.first_moves.split(",") if n.strip()]
+        if not names:
+            raise CliError("--first-moves: give hole names, comma-separated (e.g. a1,b2)")
+        try:
+            first_moves = first_move_images(game.board, names)
+        except ValueError as err:
+            raise CliError(f"--first-moves: {err}") from None
+    todo = candidates(opened, args.depth, args.deepest_first, first_moves)
     print(f"{args.book}: {len(opened.book)} positions, {plural(len(todo), 'candidate')} for a proof"
           f"{'' if args.depth is None else f' (at most {args.depth} pieces)'}; {args.nodes} expansions each"
           f"{'' if args.workers == 1 else f', {args.workers} workers'}", flush=True)
@@ -85,7 +97,8 @@ def run_prove(args: argparse.Namespace) -> int:
 
     with BookLock(opened.folder), bar:
         report = prove_book(opened, solver, args.nodes, deadline, args.depth, on_position=on_position,
-                            deepest_first=args.deepest_first, workers=args.workers, table_bits=args.table_bits)
+                            deepest_first=args.deepest_first, workers=args.workers, table_bits=args.table_bits,
+                            first_moves=first_moves)
         run = {"type": "prove", "command": "conhex-zero " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
                "minutes": round(report.seconds / 60, 3), "nodes": args.nodes, "workers": args.workers, "tried": report.total_tried,
                "proved": report.total_proved, "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
