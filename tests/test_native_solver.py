@@ -251,6 +251,11 @@ def test_book_prove_first_moves_limits_it_to_those_openings(tmp_path, capsys):
     assert not any(n.exact for n in nodes.values() if n.line and n.line[0] not in (a1, d4))
     assert main(["book", "prove", str(folder), "--first-moves", "a1,z9"]) != 0
     assert "not a hole of the board: z9" in capsys.readouterr().err
+    # b1's images on 8x8 are b1 and g8 only: a2, its transpose, is another opening (sides exchanged)
+    from conhex_zero.book.prove import first_move_images
+
+    board = parse_game("hex-8").board
+    assert {board.hole_names[h] for h in first_move_images(board, ["b1"])} == {"b1", "g8"}
 
 
 def test_candidates_come_shallowest_or_deepest_first_and_the_start_last(tmp_path):

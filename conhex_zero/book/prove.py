@@ -80,13 +80,15 @@ def candidates(opened: OpenBook, max_depth: int | None = None, deepest_first: bo
 
 
 def first_move_images(board, names: list[str]) -> frozenset[int]:
-    """The holes ``names`` name and all their images under the board's symmetries (a book keeps one
-    position for each group); ValueError naming what is not a hole."""
+    """The holes ``names`` name and their images under the board's symmetries that keep each
+    player's sides (a book keeps one position for each group; a symmetry that exchanges the sides
+    makes a first move the second player's stone, another opening); ValueError naming what is not
+    a hole."""
     index = board.hole_index
     unknown = [n for n in names if n not in index]
     if unknown:
         raise ValueError(f"not a hole of the board: {', '.join(unknown)} (holes are named like {board.hole_names[0]})")
-    return frozenset(s.hole_perm[index[n]] for n in names for s in board.symmetries)
+    return frozenset(s.hole_perm[index[n]] for n in names for s in board.symmetries if not s.exchanges_sides)
 
 
 def _solve(solver, key: str, max_nodes: int, deadline: float | None) -> tuple[str, int | None, bool]:
