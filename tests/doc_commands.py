@@ -67,7 +67,7 @@ CLI_SHRINK: dict[str, dict[str, tuple[object, bool]]] = {
     "distill": {"--positions": (64, True), "--games": (16, True), "--epochs": (1, True), "--batch": (16, True)},
     "book grow": {"--nodes": (6, True), "--sims": (SMALL_SIMS, True), "--minutes": (0.05, False), "--batch": (8, False)},
     "book html": {"--depth": (1, True)},
-    "book prove": {"--nodes": (200, True), "--minutes": (0.05, True)},
+    "book prove": {"--nodes": (200, True), "--minutes": (0.05, True), "--workers": (1, False), "--table-bits": (16, False)},
 }
 SEARCHING = ("play", "gtp", "serve")
 """Commands whose checkpoint player searches --sims N a move unless --seconds S is given."""
