@@ -29,6 +29,10 @@
  * Proof sets (as in analysis/solver.py): empty holes such that the winner still wins when the loser
  * owns every other empty hole. A move x refuted with proof S_x means every move outside S_x + {x}
  * loses too (monotonicity), so the candidates shrink to S_x.
+ * Before a position is looked up or evaluated, inferior cells are filled in (fill_in: cells of no
+ * use to one player get the other's stone, captured pairs their captor's); the table holds filled
+ * positions, and a filled child's proof set gets the fills of its winner's colour back. The search
+ * stops at a node budget, a deadline or a stop request from another thread (hs_stop).
  */
 #include <stdint.h>
 #include <stdlib.h>
