@@ -65,7 +65,8 @@ def run_prove(args: argparse.Namespace) -> int:
 
     game = parse_game(opened.game) if isinstance(opened.game, str) else opened.game
     try:
-        solver = NativeHexSolver(game.board, table_bits=args.table_bits)
+        # with workers, each has its own table: this one only checks the board (a small table)
+        solver = NativeHexSolver(game.board, table_bits=args.table_bits if args.workers == 1 else 12)
     except NativeSolverUnavailable as err:
         raise CliError(str(err)) from None
     except SolverError as err:
