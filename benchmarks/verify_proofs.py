@@ -11,7 +11,7 @@ agree. ``--fill-in off`` also turns off inferior-cell fill-in (on by default sin
 proofs of older books were made without it), so each of the two can check the other. On boards up to 5 x 5 the pure-Python solver (``analysis.solver``) checks them as well.
 A disagreement would be a bug in the solver; the tests check it against two independent solvers on
 3 x 3 to 5 x 5, and this is the check on the boards they cannot reach. Writes ``--json`` (default
-``runs/bench/verify_proofs.json``).
+``runs/bench/verify_proofs.json``), after every position too, so a stopped run leaves what it checked.
 """
 
 from __future__ import annotations
@@ -31,8 +31,18 @@ from conhex_zero.book.store import BookError
 from conhex_zero.games.game import parse_game
 
 
+def write_json(path: str, result: dict) -> Path:
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"machine": platform.processor() or platform.machine(), "python": platform.python_version(),
+                               **result}, indent=1) + "\n")
+    return out
+
+
 def verify(book_dir: str, max_depth: int | None, nodes: int, cell_carriers: int | None, fill_in: bool = True,
-           seconds: float | None = None) -> dict:
+           seconds: float | None = None, partial_json: str | None = None) -> dict:
+    """The book's exact results solved again; ``partial_json``: written after every position (with
+    ``"complete": false``), so a run stopped early leaves what it checked."""
     opened = book_folder.open_book(book_dir)
     game = parse_game(opened.game) if isinstance(opened.game, str) else opened.game
     solver = NativeHexSolver(game.board, cell_carriers=cell_carriers, list_limits=(8, 12, 3), fill_in=fill_in)
@@ -56,9 +66,14 @@ def verify(book_dir: str, max_depth: int | None, nodes: int, cell_carriers: int 
         else:
             disagree += 1
         rows.append({"key": key, "book": claimed, "again": again, "nodes": solver.nodes, "cpu_s": round(cpu, 2)})
+        if partial_json is not None:
+            write_json(partial_json, {"book": book_dir, "game": str(game), "exact": len(exact), "checked": len(rows),
+                                      "agree": agree, "disagree": disagree, "unsettled": unsettled,
+                                      "complete": False, "positions": rows})
         print(f"  {key}: book {claimed:+d}, again {'unsettled' if again is None else f'{again:+d}'} "
               f"({solver.nodes} nodes, {cpu:.1f} CPU s)", flush=True)
-    return {"book": book_dir, "game": str(game), "exact": len(exact), "agree": agree, "disagree": disagree,
+    return {"book": book_dir, "game": str(game), "exact": len(exact), "checked": len(rows), "complete": True,
+            "agree": agree, "disagree": disagree,
             "unsettled": unsettled, "cell_carriers": "any" if cell_carriers is None else cell_carriers,
             "fill_in": fill_in, "nodes": nodes, "seconds": seconds, "positions": rows}
 
@@ -80,18 +95,14 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         parser.error("--cell-carriers: 'any' or a whole number")
     try:
-        result = verify(args.book, args.depth, args.nodes, cells, args.fill_in == "on", args.seconds)
+        result = verify(args.book, args.depth, args.nodes, cells, args.fill_in == "on", args.seconds, args.json)
     except (BookError, SolverError, OSError) as err:
         print(f"verify_proofs: {args.book}: {err}", file=sys.stderr)
         return 2
     print(f"{args.book}: {result['agree']} of {result['exact']} exact results found again, {result['disagree']} "
           f"contradicted, {result['unsettled']} unsettled within {args.nodes} nodes"
           f"{'' if args.seconds is None else f' or {args.seconds:g} s'}")
-    out = Path(args.json)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"machine": platform.processor() or platform.machine(), "python": platform.python_version(),
-                               **result}, indent=1) + "\n")
-    print(f"written {out}")
+    print(f"written {write_json(args.json, result)}")
     return 1 if result["disagree"] else 0
 
 
