@@ -112,6 +112,26 @@ def test_fill_in_keeps_every_value_by_an_independent_solver():
     assert filled_some > 100
 
 
+def test_proof_sets_hold_with_fill_in():
+    """A proof set is what the search's pruning rests on: the winner still wins when the loser owns
+    every other empty cell. With fill-in, the filled child's proof gets its winner's fills back;
+    the pure solver judges each proof on random 4x4 and 5x5 positions."""
+    for n, count in ((4, 200), (5, 40)):
+        native = NativeHexSolver(hex_board(n), table_bits=14)
+        pure = HexSolver(hex_board(n), book=False)
+        full = (1 << (n * n)) - 1
+        for first, second, to_move in random_positions(n, count, seed=90 + n):
+            mine, theirs = (first, second) if to_move == 0 else (second, first)
+            native.lib.hs_clear()  # each proof made afresh, not read from the table
+            win, proof = native.prove(mine, theirs, to_move)
+            empty = full & ~(first | second)
+            assert not proof & ~empty
+            winner = to_move if win else 1 - to_move
+            rest = empty & ~proof
+            f2, s2 = (first | rest, second) if winner == 1 else (first, second | rest)
+            assert pure.winner(f2, s2, to_move) == winner, (n, first, second, to_move)
+
+
 def test_fill_in_on_hand_made_positions():
     """Hex 5x5, the first player (top to bottom) to move. A cell walled in by the second player's
     stones is of no use to the first and goes to the second; the two first-row cells under a
