@@ -45,6 +45,8 @@ class ProveReport:
     proved: dict[int, int] = field(default_factory=dict)
     seconds: float = 0.0
     stopped: str = ""
+    cut: int = 0
+    """Positions whose search the deadline stopped (neither tried nor proved)."""
 
     @property
     def total_tried(self) -> int:
@@ -148,6 +150,7 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
     def record(key: str, result: int | None, cut: bool) -> None:
         if cut:  # the deadline, not the budget: neither tried nor proved
             report.stopped = "time"
+            report.cut += 1
             return
         depth = key_depth(key)
         report.tried[depth] = report.tried.get(depth, 0) + 1

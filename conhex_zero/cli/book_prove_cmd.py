@@ -108,7 +108,9 @@ def run_prove(args: argparse.Namespace) -> int:
     if report.stopped == "interrupted":
         print("interrupted: every position proved so far is written", flush=True)
     if report.stopped == "time":
-        print(f"stopped after {args.minutes:g} minutes", flush=True)
+        untried = max(0, len(todo) - report.total_tried - report.cut)
+        print(f"stopped after {args.minutes:g} minutes: {report.cut} {'search' if report.cut == 1 else 'searches'} cut short, "
+              f"{plural(untried, 'candidate')} not tried", flush=True)
     for depth in sorted(report.tried):
         print(f"  {depth} pieces: {report.proved.get(depth, 0)} of {report.tried[depth]} proved")
     print(f"{args.book}: {report.total_proved} of {plural(report.total_tried, 'position')} proved in "
