@@ -1,6 +1,6 @@
 """The native Hex solver: H-search and proof-number search in C, for Hex boards up to 8 x 8.
 
-``hexsolve.c`` (beside this module; its header comment says what it computes and why it is exact)
+``hexsolve.c`` with ``hsearch.h`` and ``hexfill.h`` (beside this module; its header comment says what it computes and why it is exact)
 is compiled at first use with the system's C compiler into a cache folder (``CONHEX_ZERO_CACHE``,
 else ``~/.cache/conhex-zero``), keyed by the source's digest, and called through ``ctypes``: no
 Python headers, nothing at install time. Where no compiler is found, ``NativeSolverUnavailable``
@@ -32,6 +32,8 @@ from conhex_zero.env.state import State
 from conhex_zero.games.board import BoardGraph
 
 SOURCE = Path(__file__).with_name("hexsolve.c")
+INCLUDED = tuple(Path(__file__).with_name(name) for name in ("hsearch.h", "hexfill.h"))
+"""The parts ``hexsolve.c`` includes (H-search, fill-in): one translation unit, one digest."""
 MAX_NATIVE_HOLES = 64
 TABLE_BITS = 22
 """log2 of the transposition table's entries (48 bytes each: 2**22 is 192 MiB)."""
@@ -55,9 +57,9 @@ def build_library() -> Path:
     """The compiled solver, built once per source digest (a file lock-free rename keeps concurrent
     builds, such as test workers', from reading half a file)."""
     try:
-        source = SOURCE.read_bytes()
+        source = b"".join(path.read_bytes() for path in (SOURCE, *INCLUDED))
     except OSError as err:
-        raise NativeSolverUnavailable(f"the native Hex solver's source {SOURCE} cannot be read ({err.strerror}): "
+        raise NativeSolverUnavailable(f"the native Hex solver's source {err.filename} cannot be read ({err.strerror}): "
                                       f"reinstall the package") from None
     flags = compile_flags()
     digest = hashlib.sha256(source + " ".join(flags).encode()).hexdigest()[:16]

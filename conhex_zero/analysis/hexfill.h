@@ -1,0 +1,113 @@
+/* Inferior-cell fill-in for the native Hex solver (hexsolve.c's header says how proofs use it).
+ * Part of hexsolve.c's one translation unit: included after the board's globals. */
+/* ---- inferior cells: fill-in ------------------------------------------------------------- */
+/* A player x's "links" of an empty cell u: the nodes x could step to from u, as in H-search: empty
+ * neighbours (bits of cells), x's groups beside u (the bit of the group's lowest stone; a group
+ * touching one of x's sides counts as that side) and x's sides (two bits). */
+static u64 link_cells[2][64];
+static uint8_t link_sides[2][64];
+
+/* Fills link_cells[slot], link_sides[slot] for player x (stones mine, opponent theirs). Returns 0,
+ * or -1 when x's sides are joined already. */
+static int links(u64 mine, u64 theirs, int x, int slot) {
+    u64 empty = FULL & ~(mine | theirs);
+    u64 m = empty;
+    while (m) {
+        int u = __builtin_ctzll(m); m &= m - 1;
+        link_cells[slot][u] = NB[u] & empty;
+        link_sides[slot][u] = (uint8_t)(((SIDES[x][0] >> u) & 1) | (((SIDES[x][1] >> u) & 1) << 1));
+    }
+    u64 rest = mine;
+    while (rest) {
+        u64 g = rest & -rest, rep = g;
+        for (;;) {
+            u64 grown = g, k = g;
+            while (k) { int i = __builtin_ctzll(k); k &= k - 1; grown |= NB[i] & mine; }
+            if (grown == g) break;
+            g = grown;
+        }
+        rest &= ~g;
+        uint8_t touch = (uint8_t)(((g & SIDES[x][0]) != 0) | (((g & SIDES[x][1]) != 0) << 1));
+        if (touch == 3) return -1;
+        u64 nb = 0, k = g;
+        while (k) { int i = __builtin_ctzll(k); k &= k - 1; nb |= NB[i]; }
+        nb &= empty;
+        while (nb) {
+            int u = __builtin_ctzll(nb); nb &= nb - 1;
+            if (touch) link_sides[slot][u] |= touch; else link_cells[slot][u] |= rep;
+        }
+    }
+    return 0;
+}
+
+/* Is the empty cell c of no use to the player of `slot` (with the cells of `taken` the other
+ * player's)? Yes when the nodes it links (empty cells, groups, sides) are pairwise linked: every path
+ * of the player through c then has a shortcut around it, so a stone of the other player on c
+ * changes no game's value (and stays so after any further stones). */
+static int useless(int slot, int c, u64 empty, u64 taken) {
+    u64 nc = link_cells[slot][c] & ~taken;
+    uint8_t ns = link_sides[slot][c];
+    if (__builtin_popcountll(nc & ~empty) + __builtin_popcount(ns) > 1) return 0;
+    u64 m = nc & empty;
+    while (m) {
+        int u = __builtin_ctzll(m); m &= m - 1;
+        if ((nc & ~(1ULL << u) & ~link_cells[slot][u]) || (ns & ~link_sides[slot][u])) return 0;
+    }
+    return 1;
+}
+
+/* Are the player's two sides joined by its stones? */
+static int joined(u64 stones, int x) {
+    u64 g = stones & SIDES[x][0];
+    for (;;) {
+        u64 grown = g, k = g;
+        while (k) { int i = __builtin_ctzll(k); k &= k - 1; grown |= NB[i] & stones; }
+        if (grown == g) break;
+        g = grown;
+    }
+    return (g & SIDES[x][1]) != 0;
+}
+
+static int fill_enabled = 1;
+static long fill_cells;   /* cells filled in, over all positions */
+
+/* Inferior-cell fill-in (Henderson, Arneson and Hayward, "Dead cell analysis in Hex and the Shannon
+ * game", 2009): cells of no use to one player get the other's stone; pairs of adjacent empty cells
+ * captured by a player (whichever of the two the opponent takes, the player takes the other and the
+ * opponent's stone is of no use to it) get the player's stones. Each fill keeps the position's value,
+ * and the conditions stay true under more stones, so a proof of the filled position with the fills
+ * of its winner added (*add_a: filled for the mover, *add_b: for the opponent) proves the original.
+ * The mover (player p, stones *a) and the opponent (*b) are updated in place. */
+static void fill_in(u64 *a, u64 *b, int p, u64 *add_a, u64 *add_b) {
+    *add_a = *add_b = 0;
+    if (!fill_enabled) return;
+    for (;;) {
+        if (links(*a, *b, p, 0) < 0 || links(*b, *a, 1 - p, 1) < 0) return;
+        u64 empty = FULL & ~(*a | *b), to_a = 0, to_b = 0;
+        u64 m = empty;
+        while (m) {
+            int c = __builtin_ctzll(m); m &= m - 1;
+            if (useless(0, c, empty, 0)) to_b |= 1ULL << c;        /* no use to the mover */
+            else if (useless(1, c, empty, 0)) to_a |= 1ULL << c;   /* no use to the opponent */
+        }
+        if (!(to_a | to_b)) {
+            /* captured pairs: {u, v} adjacent, each of no use to the one side once the other holds the partner */
+            u64 done = 0;
+            m = empty;
+            while (m) {
+                int u = __builtin_ctzll(m); m &= m - 1;
+                u64 nv = NB[u] & m & ~done;
+                while (nv) {
+                    int v = __builtin_ctzll(nv); nv &= nv - 1;
+                    u64 bu = 1ULL << u, bv = 1ULL << v;
+                    if (done & bu) break;
+                    if (useless(1, u, empty, bv) && useless(1, v, empty, bu)) { to_a |= bu | bv; done |= bu | bv; }
+                    else if (useless(0, u, empty, bv) && useless(0, v, empty, bu)) { to_b |= bu | bv; done |= bu | bv; }
+                }
+            }
+            if (!(to_a | to_b)) return;
+        }
+        *a |= to_a; *b |= to_b; *add_a |= to_a; *add_b |= to_b;
+        fill_cells += __builtin_popcountll(to_a | to_b);
+    }
+}
