@@ -132,6 +132,59 @@ def test_proof_sets_hold_with_fill_in():
             assert pure.winner(f2, s2, to_move) == winner, (n, first, second, to_move)
 
 
+def test_vulnerable_moves_gain_nothing_by_an_independent_solver():
+    """A vulnerable move x (of no use to the mover once the opponent holds its killer y) is left out
+    of the search. The pure solver, which knows nothing of it, checks both facts the pruning rests on,
+    on random 4x4 and 5x5 positions: after x and y the position has the value it has with the
+    opponent's stone on x too, and the mover wins exactly when some move that is not vulnerable wins."""
+    pairs = positions = 0
+    for n, count in ((4, 300), (5, 80)):
+        native = NativeHexSolver(hex_board(n), table_bits=12)
+        pure = HexSolver(hex_board(n), book=False)
+        for first, second, to_move in random_positions(n, count, seed=60 + n):
+            mine, theirs = (first, second) if to_move == 0 else (second, first)
+
+            def position(add_mine: int = 0, add_theirs: int = 0) -> tuple[int, int]:
+                m, t = mine | add_mine, theirs | add_theirs
+                return (m, t) if to_move == 0 else (t, m)
+
+            vulnerable = native.vulnerable(mine, theirs, to_move)
+            for x, y in vulnerable.items():
+                assert y != x and (first | second) >> y & 1 == 0
+                assert pure.winner(*position(1 << x, 1 << y), to_move) == pure.winner(*position(0, 1 << x | 1 << y), to_move)
+                pairs += 1
+            if vulnerable:
+                empty = ((1 << n * n) - 1) & ~(first | second)
+                others = [c for c in range(n * n) if empty >> c & 1 and c not in vulnerable]
+                some_wins = any(pure.winner(*position(1 << c), 1 - to_move) == to_move for c in others)
+                assert (pure.winner(first, second, to_move) == to_move) == some_wins, (n, first, second, to_move)
+                positions += 1
+    assert pairs > 1000 and positions > 300
+
+
+def test_every_proof_in_the_table_holds():
+    """Not only the root's: every position the search solved on the way (its table, filled positions
+    as stored, losses by pruned moves among them) has the value the pure solver gives it, and its
+    proof set holds (the loser owning every other empty cell changes nothing)."""
+    native = NativeHexSolver(hex_board(5), table_bits=14)
+    pure = HexSolver(hex_board(5), book=False)
+    full = (1 << 25) - 1
+    checked = 0
+    for opening in (0, 1, 5, 7):  # a1, b1, a2, c2: searches, not H-search at once
+        native.lib.hs_clear()
+        assert native.prove(0, 1 << opening, 1) is not None
+        for mine, theirs, player, wins, proof in native.solved_entries():
+            first, second = (mine, theirs) if player == 0 else (theirs, mine)
+            winner = player if wins else 1 - player
+            rest = full & ~(mine | theirs) & ~proof
+            assert not proof & (mine | theirs)
+            assert pure.winner(first, second, player) == winner
+            f2, s2 = (first | rest, second) if winner == 1 else (first, second | rest)
+            assert pure.winner(f2, s2, player) == winner, (first, second, player, proof)
+            checked += 1
+    assert checked > 25
+
+
 def test_fill_in_on_hand_made_positions():
     """Hex 5x5, the first player (top to bottom) to move. A cell walled in by the second player's
     stones is of no use to the first and goes to the second; the two first-row cells under a

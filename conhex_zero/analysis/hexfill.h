@@ -111,3 +111,45 @@ static void fill_in(u64 *a, u64 *b, int p, u64 *add_a, u64 *add_b) {
         fill_cells += __builtin_popcountll(to_a | to_b);
     }
 }
+
+/* ---- inferior moves: vulnerable cells ---------------------------------------------------- */
+static int prune_enabled = 1;
+static long pruned_moves;   /* candidate moves left out as vulnerable, over all expansions */
+
+/* The mover's vulnerable moves among `cand` (player p, stones a, opponent's b; Henderson's thesis,
+ * Hayward et al. 2005): x is vulnerable to the killer y, an empty neighbour of x, when x is of no
+ * use to the mover once the opponent holds y. Then after x and y the position has the value it has
+ * with the opponent's stone on x too (no game's winner depends on x's colour), so x gains nothing:
+ * whenever the mover wins, some move that is not vulnerable wins. Proof: a winning vulnerable x
+ * leaves the mover winning after the opponent's stones on x and y, with some move z that also wins
+ * the original (fewer opponent stones); z is vulnerable again or not; each step adds two opponent
+ * stones, so the chain ends, and only at a move that is not vulnerable. Mutual killers need no care.
+ * So a node whose moves that are not vulnerable all lose is lost; its proof set must then keep each
+ * vulnerable move's killer empty (the condition persists under more stones of either colour), which
+ * prune_proof() adds. killer[x] receives one killer's bit for each vulnerable x. */
+static u64 vulnerable_moves(u64 a, u64 b, int p, u64 cand, u64 *killer) {
+    if (!prune_enabled || !cand) return 0;
+    if (links(a, b, p, 0) < 0) return 0;
+    u64 empty = FULL & ~(a | b), v = 0, m = cand;
+    while (m) {
+        int x = __builtin_ctzll(m); m &= m - 1;
+        u64 ys = NB[x] & empty;
+        while (ys) {
+            int y = __builtin_ctzll(ys); ys &= ys - 1;
+            if (useless(0, x, empty, 1ULL << y)) { v |= 1ULL << x; killer[x] = 1ULL << y; break; }
+        }
+    }
+    return v;
+}
+
+/* A loss proof `proof` where the vulnerable moves `v` were left out: the killers of those inside the
+ * proof set join it (and theirs, if a killer is itself such a move), so each stays a vulnerable
+ * move in the position the proof set stands for. */
+static u64 prune_proof(u64 proof, u64 v, const u64 *killer) {
+    for (;;) {
+        u64 add = 0, m = v & proof;
+        while (m) { int x = __builtin_ctzll(m); m &= m - 1; add |= killer[x]; }
+        if (!(add & ~proof)) return proof;
+        proof |= add;
+    }
+}

@@ -60,12 +60,12 @@ static int ORDER[64];         /* holes, centre first: the order children are lis
 /* ---- evaluation of one position ------------------------------------------------------------- */
 enum { UNKNOWN = 0, WIN = 1, LOSS = 2 };
 
-typedef struct { int status; u64 proof; u64 must; u64 must_proof; } Eval;
+typedef struct { int status; u64 proof; u64 must; u64 must_proof; int live; } Eval;
 
 static long evaluations;
 
 static Eval evaluate(u64 mine, u64 theirs, int player) {
-    Eval e = {UNKNOWN, 0, 0, 0};
+    Eval e = {UNKNOWN, 0, 0, 0, 0};
     u64 empty = FULL & ~(mine | theirs);
     evaluations++;
     /* fill-in can join a player's sides: the mover's join first (its must-play region would be empty) */
@@ -79,7 +79,16 @@ static Eval evaluate(u64 mine, u64 theirs, int player) {
     if (k < 0) { e.status = WIN; return e; }
     if (nfc[0][1]) { e.status = WIN; e.proof = fcs[0][1][0]; return e; }
     if (nsc[0][1]) { e.status = WIN; e.proof = scs[0][1][0]; return e; }
-    e.must = must; e.must_proof = must_proof;
+    /* every move in the region vulnerable: lost (hexfill.h, vulnerable_moves) */
+    u64 killer[64];
+    u64 v = vulnerable_moves(mine, theirs, player, must, killer);
+    if (!(must & ~v)) {
+        /* the proof must keep the mover's sides apart: an opponent's semi connection does; without
+         * one, the whole empty region (prune_proof) */
+        e.status = LOSS; e.proof = must_proof ? prune_proof(must_proof, v, killer) : empty;
+        return e;
+    }
+    e.must = must; e.must_proof = must_proof; e.live = __builtin_popcountll(must & ~v);
     return e;
 }
 
@@ -145,7 +154,7 @@ static Entry *probe(u64 a, u64 b, int p) {
     else if (v.status == LOSS) { e->pn = INF; e->dn = 0; e->proof = v.proof; }
     else {
         e->must = v.must; e->proof = v.must_proof;
-        e->pn = 1; e->dn = (uint32_t)__builtin_popcountll(v.must);
+        e->pn = 1; e->dn = (uint32_t)v.live;   /* the moves that are not vulnerable */
     }
     return e;
 }
@@ -173,8 +182,11 @@ static int children(u64 a, u64 b, int p, u64 must, u64 *moves, Child *kids, uint
                     int *won, u64 *win_proof, u64 *loss_proof) {
     int n = 0;
     *won = 0;
+    u64 killer[64];
+    u64 vul = vulnerable_moves(a, b, p, must, killer);   /* left out; their killers join a loss proof */
     u64 cand = must;
     u64 lp = *loss_proof;
+    int anchored = lp != 0;   /* a semi connection's carrier or a refuted move's proof keeps the sides apart */
     Child filled[64];   /* per hole: the filled child (valid where `known`) */
     u64 known = 0;
     /* first pass: solved children shrink the region */
@@ -182,29 +194,30 @@ static int children(u64 a, u64 b, int p, u64 must, u64 *moves, Child *kids, uint
     while (m) {
         int i = __builtin_ctzll(m); m &= m - 1;
         u64 bit = 1ULL << i;
-        if (!(cand & bit)) continue;
+        if (!(cand & bit) || (vul & bit)) continue;
         Child k = child_of(a, b, p, bit);
         filled[i] = k; known |= bit;
         Entry *c = lookup(k.ca, k.cb, 1 - p);
         if (!c) continue;
         if (c->dn == 0) { *won = 1; *win_proof = c->proof | k.add_co | bit; return 0; }
-        if (c->pn == 0) { u64 s = c->proof | k.add_cm; lp |= s; cand &= s; }
+        if (c->pn == 0) { u64 s = c->proof | k.add_cm; lp |= s; cand &= s; anchored = 1; }
     }
     for (int j = 0; j < N; j++) {
         int i = ORDER[j];
         u64 bit = 1ULL << i;
-        if (!(cand & bit)) continue;
+        if (!(cand & bit) || (vul & bit)) continue;
         Child k = (known & bit) ? filled[i] : child_of(a, b, p, bit);
         Entry *c = probe(k.ca, k.cb, 1 - p);
         if (c->dn == 0) { *won = 1; *win_proof = c->proof | k.add_co | bit; return 0; }
-        if (c->pn == 0) { u64 s = c->proof | k.add_cm; lp |= s; cand &= s; continue; }
+        if (c->pn == 0) { u64 s = c->proof | k.add_cm; lp |= s; cand &= s; anchored = 1; continue; }
         moves[n] = bit; kids[n] = k; cpn[n] = c->pn; cdn[n] = c->dn; n++;
     }
     /* drop moves a later refutation excluded */
     int k = 0;
     for (int i = 0; i < n; i++)
         if (cand & moves[i]) { moves[k] = moves[i]; kids[k] = kids[i]; cpn[k] = cpn[i]; cdn[k] = cdn[i]; k++; }
-    *loss_proof = lp;
+    pruned_moves += __builtin_popcountll(vul & cand);
+    *loss_proof = k ? lp : anchored ? prune_proof(lp, vul & cand, killer) : (FULL & ~(a | b));
     return k;
 }
 
@@ -310,8 +323,31 @@ int hs_solve(u64 a, u64 b, int p, long max_nodes, double max_seconds, u64 *proof
     return e->pn == 0 ? 1 : 0;
 }
 
+/* Table slot `i` (for tests: every solved entry's value and proof set can be checked): 1 the
+ * mover wins, 0 it loses, -1 unsolved or unused; the mover's stones, the opponent's, the mover and
+ * the proof set in out[0..3]. */
+int hs_entry(long i, u64 *out) {
+    if (i < 0 || (u64)i > table_mask) return -1;
+    Entry *e = &table[i];
+    if (!e->used || (e->pn && e->dn)) return -1;
+    out[0] = e->a; out[1] = e->b; out[2] = e->player; out[3] = e->proof;
+    return e->pn == 0;
+}
+
+/* The mover's vulnerable moves among `cand` (the mask returned), with one killer each in
+ * killers[hole] (for tests; fill-in is not applied first). */
+u64 hs_vulnerable(u64 a, u64 b, int p, u64 cand, u64 *killers) {
+    int was = prune_enabled;
+    prune_enabled = 1;
+    u64 v = vulnerable_moves(a, b, p, cand & FULL & ~(a | b), killers);
+    prune_enabled = was;
+    return v;
+}
+
 void hs_stop(int on) { stop_requested = on; }
 void hs_set_fill(int on) { fill_enabled = on; }
+void hs_set_prune(int on) { prune_enabled = on; }
+long hs_pruned(void) { return pruned_moves; }
 long hs_fill_cells(void) { return fill_cells; }
 
 /* The position after fill-in: the mover's stones in *a, the opponent's in *b (updated in place). */

@@ -121,6 +121,13 @@ def _load() -> ctypes.CDLL:
         lib.hs_fill.argtypes = [u64p, u64p, ctypes.c_int]
         lib.hs_fill.restype = None
         lib.hs_fill_cells.restype = ctypes.c_long
+        lib.hs_entry.argtypes = [ctypes.c_long, u64p]
+        lib.hs_entry.restype = ctypes.c_int
+        lib.hs_vulnerable.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_uint64, u64p]
+        lib.hs_vulnerable.restype = ctypes.c_uint64
+        lib.hs_set_prune.argtypes = [ctypes.c_int]
+        lib.hs_set_prune.restype = None
+        lib.hs_pruned.restype = ctypes.c_long
         _library = lib
     return _library
 
@@ -138,17 +145,21 @@ class NativeHexSolver:
     ``list_limits``, the full and semi connections kept per pair and the OR rule's depth.
     ``fill_in``: inferior-cell analysis (cells of no use to a player and captured pairs filled in
     before a position is searched; ``fill``); off, the search is the plain one.
+    ``prune_vulnerable``: a move the opponent can make useless with one reply (its killer) is left
+    out, and a position whose other moves all lose is lost, the killers joining its proof set
+    (``hexfill.h`` has the argument); off, every move of the must-play region is searched.
 
     A call runs in a worker thread, so Ctrl-C in the main thread stops the C search within 64
     expansions (``KeyboardInterrupt`` is raised again once it has stopped).
     """
 
     def __init__(self, board: BoardGraph, table_bits: int = TABLE_BITS, cell_carriers: int | None = 2,
-                 list_limits: tuple[int, int, int] = (10, 16, 4), fill_in: bool = True):
+                 list_limits: tuple[int, int, int] = (10, 16, 4), fill_in: bool = True,
+                 prune_vulnerable: bool = True):
         self.geometry = HexSolver(board, max_holes=MAX_NATIVE_HOLES, book=False)  # checks it is Hex
         self.size = self.geometry.size
         self.table_bits = table_bits
-        self.settings = (cell_carriers, *list_limits, bool(fill_in))
+        self.settings = (cell_carriers, *list_limits, bool(fill_in), bool(prune_vulnerable))
         self.lib = _load()
         self.neighbours = [self.geometry._dilate(1 << i) & ~(1 << i) for i in range(self.size)]
         self.sides = [mask for pair in self.geometry.player_sides for mask in pair]
@@ -159,9 +170,10 @@ class NativeHexSolver:
         global _active
         key = (self.size, tuple(self.neighbours), tuple(self.sides), self.table_bits, self.settings)
         if _active != key:
-            restrict, fc, sc, depth, fill = self.settings
+            restrict, fc, sc, depth, fill, prune = self.settings
             self.lib.hs_set_cell_carriers(-1 if restrict is None else restrict)
             self.lib.hs_set_fill(int(fill))
+            self.lib.hs_set_prune(int(prune))
             self.lib.hs_set_limits(fc, sc, depth)
             nb = (ctypes.c_uint64 * 64)(*self.neighbours)
             sides = (ctypes.c_uint64 * 4)(*self.sides)
@@ -201,6 +213,26 @@ class NativeHexSolver:
             raise KeyboardInterrupt
         self.nodes = spent.value
         return None if outcome[0] < 0 else (outcome[0] == 1, proof.value)
+
+    def solved_entries(self) -> list[tuple[int, int, int, bool, int]]:
+        """Every solved position in the table: ``(mine, theirs, player, mover wins, proof set)``
+        (filled positions, as the search stores them; for tests of the proofs it made)."""
+        self._activate()
+        out = (ctypes.c_uint64 * 4)()
+        found = []
+        for i in range(1 << self.table_bits):
+            won = self.lib.hs_entry(i, out)
+            if won >= 0:
+                found.append((out[0], out[1], int(out[2]), bool(won), out[3]))
+        return found
+
+    def vulnerable(self, mine: int, theirs: int, player: int) -> dict[int, int]:
+        """The mover's vulnerable moves: ``{hole: killer}``, each move of no use to the mover once
+        the opponent holds its killer (the search leaves them out; ``hexfill.h``)."""
+        self._activate()
+        killers = (ctypes.c_uint64 * 64)()
+        mask = self.lib.hs_vulnerable(mine, theirs, player, (1 << self.size) - 1, killers)
+        return {x: killers[x].bit_length() - 1 for x in range(self.size) if mask >> x & 1}
 
     def fill(self, mine: int, theirs: int, player: int) -> tuple[int, int]:
         """``(mine, theirs)`` after fill-in: the cells of no use to one player given to the other,
