@@ -365,6 +365,39 @@ def test_an_interrupted_prove_keeps_what_it_proved(tmp_path):
     assert [again.book.nodes[k].exact for k, _ in seen] == [r for _, r in seen] and all(r for _, r in seen)
 
 
+def test_a_search_cut_short_is_kept_and_goes_on(tmp_path):
+    """A proof search stopped by its budget is saved into the book folder with its totals; a later
+    run (a cleared table: another process) loads it and finishes with fewer expansions than a search
+    from nothing needs, the same result, and deletes the file; a damaged file is set aside and the
+    search starts afresh."""
+    from conhex_zero.book import carried
+    from conhex_zero.book.prove import Keep, _solve
+
+    solver = NativeHexSolver(hex_board(6), table_bits=18)
+    key = "." * 5 + "x" + "." * 30 + "|o|-"  # Hex 6x6 after f1: some thousand expansions
+    solver.lib.hs_clear()
+    fresh = _solve(solver, key, 10**6, None)
+    from_nothing = solver.nodes
+    assert fresh[1] is not None and from_nothing > 1500
+    keep = Keep(tmp_path, after_seconds=0)
+    solver.lib.hs_clear()
+    assert _solve(solver, key, 1000, None, keep) == (key, None, False)
+    (saved,) = carried.saved_searches(tmp_path)
+    assert saved["key"] == key and saved["runs"] == 1 and saved["expansions"] == 1000 and saved["entries"] > 100
+    solver.lib.hs_clear()
+    assert _solve(solver, key, 10**6, None, keep) == fresh
+    assert solver.nodes < from_nothing - 500
+    assert not carried.search_path(tmp_path, key).exists()
+    # a damaged save: set aside, never a crash, and the search runs from nothing
+    solver.lib.hs_clear()
+    _solve(solver, key, 1000, None, keep)
+    path = carried.search_path(tmp_path, key)
+    path.write_bytes(path.read_bytes()[:100])
+    solver.lib.hs_clear()
+    assert _solve(solver, key, 10**6, None, keep) == fresh and solver.nodes == from_nothing
+    assert path.with_suffix(".unreadable").exists()
+
+
 def test_book_prove_refuses_what_it_cannot_prove(tmp_path, capsys):
     assert main(["book", "prove", str(tmp_path / "none")]) != 0
     assert "no book at" in capsys.readouterr().err

@@ -316,11 +316,54 @@ int hs_solve(u64 a, u64 b, int p, long max_nodes, double max_seconds, u64 *proof
         e = lookup(a, b, p);
         if (!e) e = probe(a, b, p);
     }
-    if (spent) *spent = nodes_searched;
+    if (spent) *spent = nodes_searched > node_limit ? node_limit : nodes_searched;   /* the check counts one over */
     e = lookup(a, b, p);
     if (!e || (e->pn && e->dn)) return -1;
     if (proof) *proof = e->proof | (e->pn == 0 ? add_a : add_b);
     return e->pn == 0 ? 1 : 0;
+}
+
+/* ---- a search carried between runs ---------------------------------------------------------- */
+/* One table entry as saved (48 bytes, host byte order): what a later run reloads to go on with a
+ * search that was cut short. Solved entries are exact whatever the settings; unsolved ones carry
+ * sound must-play regions and proof numbers, which only guide. */
+typedef struct { u64 a, b, proof, must; uint32_t pn, dn, work; uint8_t player, pad[3]; } Saved;
+
+int hs_saved_size(void) { return (int)sizeof(Saved); }
+
+/* The entries that took the most work below them (solved or not), at most `cap`, into out[];
+ * returns the count. Entries are chosen by the bit length of their work: the largest classes that fit. */
+long hs_export(Saved *out, long cap) {
+    long classes[34] = {0};
+    for (u64 i = 0; i <= table_mask; i++)
+        if (table[i].used) classes[table[i].work ? 33 - __builtin_clz(table[i].work) : 0]++;
+    int from = 34;
+    long taken = 0;
+    while (from > 0 && taken + classes[from - 1] <= cap) taken += classes[--from];
+    long n = 0;
+    for (u64 i = 0; i <= table_mask && n < cap; i++) {
+        Entry *e = &table[i];
+        if (!e->used) continue;
+        int c = e->work ? 33 - __builtin_clz(e->work) : 0;
+        if (c < from) continue;
+        Saved *s = &out[n++];
+        memset(s, 0, sizeof *s);
+        s->a = e->a; s->b = e->b; s->proof = e->proof; s->must = e->must;
+        s->pn = e->pn; s->dn = e->dn; s->work = e->work; s->player = e->player;
+    }
+    return n;
+}
+
+/* Saved entries back into the table (a solved entry already there is kept). */
+void hs_import(const Saved *in, long n) {
+    for (long i = 0; i < n; i++) {
+        const Saved *s = &in[i];
+        if ((s->a & s->b) || ((s->a | s->b) & ~FULL) || s->player > 1) continue;
+        Entry *e = lookup(s->a, s->b, s->player);
+        if (e && (e->pn == 0 || e->dn == 0)) continue;
+        if (!e) e = store(s->a, s->b, s->player);
+        e->proof = s->proof; e->must = s->must; e->pn = s->pn; e->dn = s->dn; e->work = s->work;
+    }
 }
 
 /* Table slot `i` (for tests: every solved entry's value and proof set can be checked): 1 the

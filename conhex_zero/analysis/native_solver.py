@@ -35,6 +35,8 @@ SOURCE = Path(__file__).with_name("hexsolve.c")
 INCLUDED = tuple(Path(__file__).with_name(name) for name in ("hsearch.h", "hexfill.h"))
 """The parts ``hexsolve.c`` includes (H-search, fill-in): one translation unit, one digest."""
 MAX_NATIVE_HOLES = 64
+SAVED_ENTRIES = 1 << 16
+"""Table entries a search cut short keeps for a later run (48 bytes each: 3 MiB before compression)."""
 TABLE_BITS = 22
 """log2 of the transposition table's entries (48 bytes each: 2**22 is 192 MiB)."""
 
@@ -121,6 +123,11 @@ def _load() -> ctypes.CDLL:
         lib.hs_fill.argtypes = [u64p, u64p, ctypes.c_int]
         lib.hs_fill.restype = None
         lib.hs_fill_cells.restype = ctypes.c_long
+        lib.hs_saved_size.restype = ctypes.c_int
+        lib.hs_export.argtypes = [ctypes.c_void_p, ctypes.c_long]
+        lib.hs_export.restype = ctypes.c_long
+        lib.hs_import.argtypes = [ctypes.c_void_p, ctypes.c_long]
+        lib.hs_import.restype = None
         lib.hs_entry.argtypes = [ctypes.c_long, u64p]
         lib.hs_entry.restype = ctypes.c_int
         lib.hs_vulnerable.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_uint64, u64p]
@@ -213,6 +220,32 @@ class NativeHexSolver:
             raise KeyboardInterrupt
         self.nodes = spent.value
         return None if outcome[0] < 0 else (outcome[0] == 1, proof.value)
+
+    @property
+    def entry_bytes(self) -> int:
+        """The size of one saved table entry (``export_table``)."""
+        return int(self.lib.hs_saved_size())
+
+    def export_table(self, most: int = SAVED_ENTRIES) -> bytes:
+        """The table's entries with the most work below them (at most ``most``), as bytes that
+        ``import_table`` takes back, here or in a later process on the same board: a search cut
+        short goes on where it stopped instead of from nothing."""
+        self._activate()
+        size = self.lib.hs_saved_size()
+        buffer = ctypes.create_string_buffer(size * max(1, most))
+        count = self.lib.hs_export(buffer, most)
+        return buffer.raw[: size * count]
+
+    def import_table(self, data: bytes) -> int:
+        """Entries from ``export_table`` into the table; returns their count (ValueError when
+        ``data`` is not a whole number of entries)."""
+        self._activate()
+        size = self.lib.hs_saved_size()
+        if len(data) % size:
+            raise ValueError(f"saved solver entries are {size} bytes each; {len(data)} bytes is not a whole number of them")
+        count = len(data) // size
+        self.lib.hs_import(ctypes.create_string_buffer(data, len(data)), count)
+        return count
 
     def solved_entries(self) -> list[tuple[int, int, int, bool, int]]:
         """Every solved position in the table: ``(mine, theirs, player, mover wins, proof set)``

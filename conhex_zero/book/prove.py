@@ -17,10 +17,24 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
-from conhex_zero.book import store
+from conhex_zero.book import carried, store
 from conhex_zero.book.folder import OpenBook
+
+SAVE_EVERY_SECONDS = 600.0
+"""A kept search is saved this often while it runs (a killed run loses at most this much)."""
+
+
+@dataclass(frozen=True)
+class Keep:
+    """Searches carried between runs (``book/carried.py``): a search cut short after running at
+    least ``after_seconds`` in this run is saved into the book folder, and loaded by the next run."""
+
+    folder: Path
+    after_seconds: float = 300.0
+    every_seconds: float = SAVE_EVERY_SECONDS
 
 
 def parse_key(key: str) -> tuple[int, int, int, int]:
@@ -93,48 +107,87 @@ def first_move_images(board, names: list[str]) -> frozenset[int]:
     return frozenset(s.hole_perm[index[n]] for n in names for s in board.symmetries if not s.exchanges_sides)
 
 
-def _solve(solver, key: str, max_nodes: int, deadline: float | None) -> tuple[str, int | None, bool]:
+def _solve(solver, key: str, max_nodes: int, deadline: float | None,
+           keep: Keep | None = None) -> tuple[str, int | None, bool]:
     """``(key, result, cut)``: the result +1/-1 for the mover, None unsettled; ``cut`` when the
-    deadline, not the budget, ended it (or came before it started)."""
+    deadline, not the budget, ended it (or came before it started). With ``keep``, a saved search
+    of the position is loaded first, and the search is saved while it runs and when it is cut
+    short (``Keep``); a proof deletes the saved search."""
     if deadline is not None and time.monotonic() >= deadline:
         return key, None, True
     first, second, mover, _ = parse_key(key)
-    remaining = None if deadline is None else max(1e-3, deadline - time.monotonic())
-    winner = solver.winner_within(first, second, mover, max_nodes, max_seconds=remaining)
-    if winner is None:
-        return key, None, deadline is not None and time.monotonic() >= deadline
-    return key, (1 if winner == mover else -1), False
+    before = None
+    if keep is not None:
+        before = carried.load(keep.folder, key, solver.size, solver.entry_bytes)
+        if before is not None:
+            solver.import_table(before.entries)
+    began = time.monotonic()
+    spent = 0
+
+    def save() -> None:
+        ran = time.monotonic() - began
+        if keep is None or ran < keep.after_seconds:
+            return
+        runs, expansions, seconds = (before.runs, before.expansions, before.seconds) if before else (0, 0, 0.0)
+        carried.save(keep.folder, carried.Carried(key, runs + 1, expansions + spent, seconds + ran, solver.export_table()),
+                     solver.size, solver.entry_bytes)
+
+    try:
+        while True:
+            now = time.monotonic()
+            limits = [x for x in (None if deadline is None else deadline - now,
+                                  None if keep is None else keep.every_seconds) if x is not None]
+            winner = solver.winner_within(first, second, mover, max(1, max_nodes - spent),
+                                          max_seconds=max(1e-3, min(limits)) if limits else None)
+            spent += solver.nodes
+            if winner is not None:
+                if keep is not None:
+                    carried.forget(keep.folder, key)
+                return key, (1 if winner == mover else -1), False
+            save()
+            over = deadline is not None and time.monotonic() >= deadline
+            if over or spent >= max_nodes:
+                return key, None, over
+    except KeyboardInterrupt:
+        save()
+        raise
 
 
 _worker_solver = None
 
 
-def _start_worker(game: str, table_bits: int) -> None:
+def _start_worker(game: str, table_bits: int, keep: Keep | None = None) -> None:
     """A worker process's own solver (and table); Ctrl-C is the main process's to handle."""
     import signal
 
     from conhex_zero.analysis.native_solver import NativeHexSolver
     from conhex_zero.games.game import parse_game
 
-    global _worker_solver
+    global _worker_solver, _worker_keep
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _worker_solver = NativeHexSolver(parse_game(game).board, table_bits=table_bits)
+    _worker_keep = keep
+
+
+_worker_keep: Keep | None = None
 
 
 def _worker_solve(task: tuple[str, int, float | None]) -> tuple[str, int | None, bool]:
-    return _solve(_worker_solver, *task)
+    return _solve(_worker_solver, *task, keep=_worker_keep)
 
 
 def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None = None,
                max_depth: int | None = None, flush_seconds: float = 30.0, deepest_first: bool = False,
                on_position: Callable[[str, int | None], None] | None = None, workers: int = 1,
-               table_bits: int = 22, first_moves: frozenset[int] | None = None) -> ProveReport:
+               table_bits: int = 22, first_moves: frozenset[int] | None = None,
+               keep: Keep | None = None) -> ProveReport:
     """Try the solver on every candidate (``candidates``) with ``max_nodes`` each, until
     ``deadline`` (``time.monotonic``; the search in flight stops there too); append the results to
     the book and update its values. ``on_position(key, result)`` is called after each (result
     +1/-1 for the mover, None unsettled). ``workers`` > 1: that many processes, each with its own
     solver (``table_bits``), take the candidates in order (``solver`` is then not used).
-    Interrupted (``KeyboardInterrupt``), it writes what it proved and returns (``stopped``)."""
+    Interrupted (``KeyboardInterrupt``), it writes what it proved and returns (``stopped``).
+    ``keep``: searches cut short are saved into the book and resumed by a later run (``Keep``)."""
     report = ProveReport()
     started = time.monotonic()
     pending: list[dict] = []
@@ -168,7 +221,7 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
     try:
         if workers <= 1:
             for key in todo:
-                outcome = _solve(solver, key, max_nodes, deadline)
+                outcome = _solve(solver, key, max_nodes, deadline, keep)
                 record(*outcome)
                 if outcome[2]:
                     break
@@ -176,7 +229,7 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
             import multiprocessing
 
             game = opened.game if isinstance(opened.game, str) else str(opened.game)
-            pool = multiprocessing.get_context("spawn").Pool(workers, _start_worker, (game, table_bits))
+            pool = multiprocessing.get_context("spawn").Pool(workers, _start_worker, (game, table_bits, keep))
             for outcome in pool.imap_unordered(_worker_solve, [(k, max_nodes, deadline) for k in todo], chunksize=1):
                 record(*outcome)
             pool.close()

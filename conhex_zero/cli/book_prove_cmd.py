@@ -17,6 +17,7 @@ MINUTES = Real(0.0, 7 * 24 * 60.0, above=True, what="a number of minutes")
 DEPTH = Whole(0, 64)
 TABLE_BITS = Whole(12, 28)
 WORKERS = Whole(1, 64)
+KEEP_MINUTES = Real(0.0, 7 * 24 * 60.0, what="a number of minutes")
 
 
 def add_prove_parser(what: argparse._SubParsersAction) -> None:
@@ -28,7 +29,8 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
         "then the replies, each within --nodes expansions, until --minutes. Every position it settles gets an "
         "exact result, which the book's minimax keeps and carries up: an opening it proves is decided by the "
         "proof, whatever the network believed. Results are appended as they come (a stopped run keeps them); "
-        "positions already exact or proven are skipped, so running it again with a larger --nodes goes on.",
+        "positions already exact or proven are skipped, so running it again with a larger --nodes goes on; a long "
+        "search cut short is kept in the book and goes on where it stopped (--keep-after).",
         epilog="examples:\n  conhex-zero book prove checkpoints/books/hex6-l4h64 --depth 1 --minutes 15\n"
                "  conhex-zero book prove checkpoints/books/hex6-l4h64 --deepest-first --nodes 2000 --minutes 10\n"
                "  conhex-zero book prove checkpoints/books/hex8-l4h64c-v5 --first-moves a1,a2 --depth 1 --workers 2")
@@ -50,6 +52,12 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
     prove.add_argument("--workers", type=WORKERS, default=1, metavar="W",
                        help="W processes, each with its own solver and table, take the positions in turn (default: 1; "
                        "2 on two cores roughly halves a run)")
+    prove.add_argument("--keep-after", type=KEEP_MINUTES, default=5.0, metavar="M",
+                       help="a search cut short after running at least M minutes is saved into the book (DIR/searches/, "
+                       "every 10 minutes while it runs and when it stops) and the next run that tries the position goes "
+                       "on from it; a proof deletes it (default: 5; 0 keeps every search cut short)")
+    prove.add_argument("--no-keep", action="store_true",
+                       help="neither load nor save searches cut short (every search starts from nothing)")
     prove.add_argument("--quiet", action="store_true", help="no progress bar")
     prove.set_defaults(run=run_prove)
 
@@ -59,7 +67,8 @@ def run_prove(args: argparse.Namespace) -> int:
     from conhex_zero.analysis.native_solver import NativeHexSolver, NativeSolverUnavailable
     from conhex_zero.analysis.solver import SolverError
     from conhex_zero.book import store
-    from conhex_zero.book.prove import candidates, first_move_images, prove_book
+    from conhex_zero.book.carried import saved_searches
+    from conhex_zero.book.prove import Keep, candidates, first_move_images, prove_book
     from conhex_zero.console.progress import progress_bar
     from conhex_zero.games.game import parse_game
 
@@ -100,7 +109,8 @@ def run_prove(args: argparse.Namespace) -> int:
     with BookLock(opened.folder), bar:
         report = prove_book(opened, solver, args.nodes, deadline, args.depth, on_position=on_position,
                             deepest_first=args.deepest_first, workers=args.workers, table_bits=args.table_bits,
-                            first_moves=first_moves)
+                            first_moves=first_moves,
+                            keep=None if args.no_keep else Keep(opened.folder, 60 * args.keep_after))
         run = {"type": "prove", "command": "conhex-zero " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
                "minutes": round(report.seconds / 60, 3), "nodes": args.nodes, "workers": args.workers, "tried": report.total_tried,
                "proved": report.total_proved, "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
@@ -115,5 +125,10 @@ def run_prove(args: argparse.Namespace) -> int:
         print(f"  {depth} pieces: {report.proved.get(depth, 0)} of {report.tried[depth]} proved")
     print(f"{args.book}: {report.total_proved} of {plural(report.total_tried, 'position')} proved in "
           f"{report.seconds / 60:.1f} minutes")
+    kept = [] if args.no_keep else saved_searches(opened.folder)
+    if kept:
+        hours = sum(float(h.get("seconds", 0)) for h in kept) / 3600
+        print(f"{plural(len(kept), 'search', 'searches')} cut short kept in {opened.folder / 'searches'} ({hours:.1f} CPU hours in all; "
+              f"the next run goes on from them)")
     print(f"conhex-zero book show {args.book}   (the first-move table)")
     return 130 if report.stopped == "interrupted" else 0
