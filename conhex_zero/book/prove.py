@@ -137,9 +137,12 @@ def _solve(solver, key: str, max_nodes: int, deadline: float | None,
             now = time.monotonic()
             limits = [x for x in (None if deadline is None else deadline - now,
                                   None if keep is None else keep.every_seconds) if x is not None]
-            winner = solver.winner_within(first, second, mover, max(1, max_nodes - spent),
-                                          max_seconds=max(1e-3, min(limits)) if limits else None)
-            spent += solver.nodes
+            solver.nodes = 0
+            try:
+                winner = solver.winner_within(first, second, mover, max(1, max_nodes - spent),
+                                              max_seconds=max(1e-3, min(limits)) if limits else None)
+            finally:
+                spent += solver.nodes  # an interrupted search counts what it spent too
             if winner is not None:
                 if keep is not None:
                     carried.forget(keep.folder, key)
