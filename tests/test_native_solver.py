@@ -398,6 +398,33 @@ def test_a_search_cut_short_is_kept_and_goes_on(tmp_path):
     assert path.with_suffix(".unreadable").exists()
 
 
+def test_book_prove_keeps_searches_cut_short_unless_told_not_to(tmp_path, capsys):
+    """--keep-after 0 with a one-expansion budget: the searches it cuts short are kept in the book
+    and named by the run and by book show (text and JSON); a second run with a larger budget goes on
+    from them and deletes each one it proves; --no-keep neither loads nor writes any."""
+    folder = tmp_path / "b"
+    assert main(["book", "grow", HEX4, "--out", str(folder), "--nodes", "25", "--sims", "8", "--quiet",
+                 "--no-exact"]) == 0
+    plain = tmp_path / "plain"
+    import shutil
+
+    shutil.copytree(folder, plain)
+    assert main(["book", "prove", str(plain), "--nodes", "1", "--no-keep", "--quiet", "--table-bits", "14"]) == 0
+    assert not (plain / "searches").exists()
+    capsys.readouterr()
+    assert main(["book", "prove", str(folder), "--nodes", "1", "--keep-after", "0", "--quiet", "--table-bits", "14"]) == 0
+    out = capsys.readouterr().out
+    kept = sorted((folder / "searches").glob("*.gz"))
+    assert kept and f"{len(kept)} search" in out and "kept in" in out
+    assert main(["book", "show", str(folder), "--json", str(tmp_path / "t.json")]) == 0
+    assert "proofs under way" in capsys.readouterr().out
+    table = json.loads((tmp_path / "t.json").read_text())
+    assert len(table["searches_kept"]) == len(kept) and all(s["runs"] == 1 for s in table["searches_kept"])
+    assert main(["book", "prove", str(folder), "--keep-after", "0", "--quiet", "--table-bits", "14"]) == 0
+    assert not list((folder / "searches").glob("*.gz"))
+    assert main(["book", "prove", str(folder), "--keep-after", "-1"]) != 0
+
+
 def test_book_prove_refuses_what_it_cannot_prove(tmp_path, capsys):
     assert main(["book", "prove", str(tmp_path / "none")]) != 0
     assert "no book at" in capsys.readouterr().err

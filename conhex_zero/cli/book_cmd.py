@@ -396,6 +396,10 @@ def run_show(args: argparse.Namespace) -> int:
     data = table_json(rows, game=opened.game, checkpoint=opened.model_file, digest=opened.model_digest,
                       sims=opened.sims, folder=args.book, nodes=len(opened.book), opening=not opened.start_moves,
                       truth_source=source)
+    from conhex_zero.book.carried import saved_searches
+
+    data["searches_kept"] = [{k: h.get(k) for k in ("key", "runs", "expansions", "seconds", "saved")}
+                             for h in saved_searches(opened.folder)]
     data["models"] = opened.models()
     data["mixed_models"] = len(data["models"]) > 1
     if table is not None:
@@ -527,6 +531,13 @@ def format_table(opened, rows, source: str | None, top: int = 0, table: dict[str
     lines.append("")
     decided = [m for m in rows if m.decided]
     lines.append(f"decided: {len(decided)} of {len(rows)} moves ({sum(m.proven is not None for m in rows)} proven)")
+    from conhex_zero.book.carried import saved_searches
+
+    kept = saved_searches(opened.folder)
+    if kept:
+        hours = sum(float(h.get("seconds", 0)) for h in kept) / 3600
+        lines.append(f"proofs under way: {len(kept)} {'search' if len(kept) == 1 else 'searches'} cut short and kept "
+                     f"({hours:.1f} CPU hours so far; the next book prove goes on from them)")
     if has_truth:
         right = sum((m.win_rate > 0.5) == m.exact_win for m in rows)
         search_right = sum((m.search_win_rate > 0.5) == m.exact_win for m in rows)
