@@ -138,7 +138,7 @@ def test_vulnerable_moves_gain_nothing_by_an_independent_solver():
     on random 4x4 and 5x5 positions: after x and y the position has the value it has with the
     opponent's stone on x too, and the mover wins exactly when some move that is not vulnerable wins."""
     pairs = positions = 0
-    for n, count in ((4, 300), (5, 80)):
+    for n, count in ((4, 300), (5, 40)):
         native = NativeHexSolver(hex_board(n), table_bits=12)
         pure = HexSolver(hex_board(n), book=False)
         for first, second, to_move in random_positions(n, count, seed=60 + n):
@@ -365,7 +365,7 @@ def test_an_interrupted_prove_keeps_what_it_proved(tmp_path):
     assert [again.book.nodes[k].exact for k, _ in seen] == [r for _, r in seen] and all(r for _, r in seen)
 
 
-def test_a_search_cut_short_is_kept_and_goes_on(tmp_path):
+def test_a_search_cut_short_is_kept_and_goes_on(tmp_path, capsys):
     """A proof search stopped by its budget is saved into the book folder with its totals; a later
     run (a cleared table: another process) loads it and finishes with fewer expansions than a search
     from nothing needs, the same result, and deletes the file; a damaged file is set aside and the
@@ -396,6 +396,13 @@ def test_a_search_cut_short_is_kept_and_goes_on(tmp_path):
     solver.lib.hs_clear()
     assert _solve(solver, key, 10**6, None, keep) == fresh and solver.nodes == from_nothing
     assert path.with_suffix(".unreadable").exists()
+    # a book folder it cannot write into: a warning, and the search still runs
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    (blocked / "searches").write_text("a file where the folder would go")
+    solver.lib.hs_clear()
+    assert _solve(solver, key, 1000, None, Keep(blocked, after_seconds=0)) == (key, None, False)
+    assert "cannot keep the search" in capsys.readouterr().err
 
 
 def test_book_prove_keeps_searches_cut_short_unless_told_not_to(tmp_path, capsys):

@@ -58,7 +58,10 @@ def load(book_folder: Path, key: str, holes: int, entry_bytes: int) -> Carried |
     except (OSError, EOFError, ValueError, gzip.BadGzipFile):
         ok = False
     if not ok:
-        path.replace(path.with_suffix(".unreadable"))
+        try:
+            path.replace(path.with_suffix(".unreadable"))
+        except OSError:
+            pass  # a read-only book: left where it is, and not loaded
         return None
     return Carried(key, int(header["runs"]), int(header["expansions"]), float(header["seconds"]), data)
 

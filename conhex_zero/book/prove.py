@@ -15,6 +15,7 @@ the pie rule).
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,8 +130,12 @@ def _solve(solver, key: str, max_nodes: int, deadline: float | None,
         if keep is None or ran < keep.after_seconds:
             return
         runs, expansions, seconds = (before.runs, before.expansions, before.seconds) if before else (0, 0, 0.0)
-        carried.save(keep.folder, carried.Carried(key, runs + 1, expansions + spent, seconds + ran, solver.export_table()),
-                     solver.size, solver.entry_bytes)
+        try:
+            carried.save(keep.folder, carried.Carried(key, runs + 1, expansions + spent, seconds + ran,
+                                                      solver.export_table()), solver.size, solver.entry_bytes)
+        except OSError as err:  # a full disk or a read-only book: the proof goes on, unsaved
+            print(f"warning: cannot keep the search in {keep.folder / carried.FOLDER} ({err.strerror or err}); "
+                  f"it goes on without a save", file=sys.stderr, flush=True)
 
     try:
         while True:
