@@ -405,6 +405,31 @@ def test_a_search_cut_short_is_kept_and_goes_on(tmp_path, capsys):
     assert "cannot keep the search" in capsys.readouterr().err
 
 
+def test_an_interrupted_search_is_kept_with_what_it_spent(tmp_path):
+    """Ctrl-C inside a search: it is saved (the expansions it spent counted) before the interrupt goes on."""
+    from conhex_zero.book import carried
+    from conhex_zero.book.prove import Keep, _solve
+
+    solver = NativeHexSolver(hex_board(6), table_bits=16)
+    key = "." * 5 + "x" + "." * 30 + "|o|-"
+
+    class Interrupted:
+        size, entry_bytes = solver.size, solver.entry_bytes
+        nodes = 0
+        export_table, import_table = solver.export_table, solver.import_table
+
+        def winner_within(self, *args, **kwargs):
+            self.nodes = 1234
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _solve(Interrupted(), key, 10**6, None, Keep(tmp_path, after_seconds=0))
+    (saved,) = carried.saved_searches(tmp_path)
+    assert saved["expansions"] == 1234 and saved["runs"] == 1
+    with pytest.raises(ValueError, match="whole number"):
+        solver.import_table(b"x" * (solver.entry_bytes + 1))
+
+
 def test_book_prove_keeps_searches_cut_short_unless_told_not_to(tmp_path, capsys):
     """--keep-after 0 with a one-expansion budget: the searches it cuts short are kept in the book
     and named by the run and by book show (text and JSON); a second run with a larger budget goes on
