@@ -185,6 +185,26 @@ def test_every_proof_in_the_table_holds():
     assert checked > 25
 
 
+def test_state_winners_of_an_engine_batch_agree_with_the_pure_solver():
+    """``state_winners`` reads an engine batch (the rules engine's tensors) and budgets each
+    position: the same winners as the pure solver on Hex 5x5 lines, -1 where the budget is too small."""
+    from conhex_zero.env.notation import play_moves
+    from conhex_zero.env.state import State
+    from conhex_zero.env.vec_env import VecEnv
+
+    env = VecEnv("hex-5")
+    lines = ["c3", "a1 c3", "a1", "b2 d4 c2", "e5 a1 b4 c3"]
+    state = State.cat([play_moves(env, line) for line in lines])
+    native = NativeHexSolver(hex_board(5), table_bits=14)
+    calls = []
+    winners = native.state_winners(state, calls.append)
+    assert winners.tolist() == HexSolver(hex_board(5), book=False).state_winners(state).tolist()
+    assert calls == list(range(len(lines) + 1))
+    hex6 = NativeHexSolver(hex_board(6), table_bits=14)
+    hex6.lib.hs_clear()
+    assert hex6.state_winners(play_moves(VecEnv("hex-6"), "f1"), max_nodes=1).tolist() == [-1]  # thousands needed
+
+
 def test_fill_in_on_hand_made_positions():
     """Hex 5x5, the first player (top to bottom) to move. A cell walled in by the second player's
     stones is of no use to the first and goes to the second; the two first-row cells under a
