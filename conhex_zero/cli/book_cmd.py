@@ -536,8 +536,12 @@ def format_table(opened, rows, source: str | None, top: int = 0, table: dict[str
     kept = saved_searches(opened.folder)
     if kept:
         hours = sum(float(h.get("seconds", 0)) for h in kept) / 3600
+        named = []
+        for h in kept:
+            moves = [m.move for m in rows if m.key == h.get("key")]
+            named.append(f"{'/'.join(moves) if moves else 'a deeper position'} {float(h.get('seconds', 0)) / 3600:.1f} h")
         lines.append(f"proofs under way: {len(kept)} {'search' if len(kept) == 1 else 'searches'} cut short and kept "
-                     f"({hours:.1f} CPU hours so far; the next book prove goes on from them)")
+                     f"({', '.join(named)}; {hours:.1f} CPU hours in all; the next book prove goes on from them)")
     if has_truth:
         right = sum((m.win_rate > 0.5) == m.exact_win for m in rows)
         search_right = sum((m.search_win_rate > 0.5) == m.exact_win for m in rows)
