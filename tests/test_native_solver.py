@@ -404,6 +404,10 @@ def test_a_search_cut_short_is_kept_and_goes_on(tmp_path, capsys):
     assert _solve(solver, key, 1000, None, keep) == (key, None, False)
     (saved,) = carried.saved_searches(tmp_path)
     assert saved["key"] == key and saved["runs"] == 1 and saved["expansions"] == 1000 and saved["entries"] > 100
+    # only the positions below a search's root are saved, not others the table holds
+    everything = solver.export_table()
+    assert len(solver.export_table(below=(0, 1 << 5, 1))) == len(everything)  # all below f1
+    assert len(solver.export_table(below=(0, 1 << 0, 1))) < len(everything) // 2  # below a1: a few
     solver.lib.hs_clear()
     assert _solve(solver, key, 10**6, None, keep) == fresh
     assert solver.nodes < from_nothing - 500

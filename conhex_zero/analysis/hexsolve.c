@@ -331,19 +331,27 @@ typedef struct { u64 a, b, proof, must; uint32_t pn, dn, work; uint8_t player, p
 
 int hs_saved_size(void) { return (int)sizeof(Saved); }
 
-/* The entries that took the most work below them (solved or not), at most `cap`, into out[];
- * returns the count. Entries are chosen by the bit length of their work: the largest classes that fit. */
-long hs_export(Saved *out, long cap) {
+/* Is the entry a position below the root (mover rp with stones ra, opponent rb): both players'
+ * stones there include theirs at the root? */
+static int below(const Entry *e, u64 ra, u64 rb, int rp) {
+    u64 x = e->player == rp ? e->a : e->b, y = e->player == rp ? e->b : e->a;
+    return (x & ra) == ra && (y & rb) == rb;
+}
+
+/* The entries below the root (ra, rb, rp) that took the most work below them (solved or not), at
+ * most `cap`, into out[]; returns the count. Entries are chosen by the bit length of their work: the
+ * largest classes that fit. (Entries of other searches the table holds are left out.) */
+long hs_export(Saved *out, long cap, u64 ra, u64 rb, int rp) {
     long classes[34] = {0};
     for (u64 i = 0; i <= table_mask; i++)
-        if (table[i].used) classes[table[i].work ? 33 - __builtin_clz(table[i].work) : 0]++;
+        if (table[i].used && below(&table[i], ra, rb, rp)) classes[table[i].work ? 33 - __builtin_clz(table[i].work) : 0]++;
     int from = 34;
     long taken = 0;
     while (from > 0 && taken + classes[from - 1] <= cap) taken += classes[--from];
     long n = 0;
     for (u64 i = 0; i <= table_mask && n < cap; i++) {
         Entry *e = &table[i];
-        if (!e->used) continue;
+        if (!e->used || !below(e, ra, rb, rp)) continue;
         int c = e->work ? 33 - __builtin_clz(e->work) : 0;
         if (c < from) continue;
         Saved *s = &out[n++];

@@ -124,7 +124,7 @@ def _load() -> ctypes.CDLL:
         lib.hs_fill.restype = None
         lib.hs_fill_cells.restype = ctypes.c_long
         lib.hs_saved_size.restype = ctypes.c_int
-        lib.hs_export.argtypes = [ctypes.c_void_p, ctypes.c_long]
+        lib.hs_export.argtypes = [ctypes.c_void_p, ctypes.c_long, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int]
         lib.hs_export.restype = ctypes.c_long
         lib.hs_import.argtypes = [ctypes.c_void_p, ctypes.c_long]
         lib.hs_import.restype = None
@@ -226,14 +226,16 @@ class NativeHexSolver:
         """The size of one saved table entry (``export_table``)."""
         return int(self.lib.hs_saved_size())
 
-    def export_table(self, most: int = SAVED_ENTRIES) -> bytes:
+    def export_table(self, most: int = SAVED_ENTRIES, below: tuple[int, int, int] = (0, 0, 0)) -> bytes:
         """The table's entries with the most work below them (at most ``most``), as bytes that
         ``import_table`` takes back, here or in a later process on the same board: a search cut
-        short goes on where it stopped instead of from nothing."""
+        short goes on where it stopped instead of from nothing. ``below``: ``(mine, theirs,
+        player)`` of a search's root, to keep only the positions below it (the default: all)."""
         self._activate()
         size = self.lib.hs_saved_size()
         buffer = ctypes.create_string_buffer(size * max(1, most))
-        count = self.lib.hs_export(buffer, most)
+        mine, theirs, player = below
+        count = self.lib.hs_export(buffer, most, mine, theirs, player)
         return buffer.raw[: size * count]
 
     def import_table(self, data: bytes) -> int:

@@ -131,8 +131,9 @@ def _solve(solver, key: str, max_nodes: int, deadline: float | None,
             return
         runs, expansions, seconds = (before.runs, before.expansions, before.seconds) if before else (0, 0, 0.0)
         try:
+            root = (first, second, 0) if mover == 0 else (second, first, 1)
             carried.save(keep.folder, carried.Carried(key, runs + 1, expansions + spent, seconds + ran,
-                                                      solver.export_table()), solver.size, solver.entry_bytes)
+                                                      solver.export_table(below=root)), solver.size, solver.entry_bytes)
         except OSError as err:  # a full disk or a read-only book: the proof goes on, unsaved
             print(f"warning: cannot keep the search in {keep.folder / carried.FOLDER} ({err.strerror or err}); "
                   f"it goes on without a save", file=sys.stderr, flush=True)
