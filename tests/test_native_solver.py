@@ -481,6 +481,33 @@ def test_book_prove_keeps_searches_cut_short_unless_told_not_to(tmp_path, capsys
     assert main(["book", "prove", str(folder), "--keep-after", "-1"]) != 0
 
 
+@pytest.mark.slow
+def test_ctrl_c_on_two_workers_keeps_both_searches(tmp_path):
+    """Ctrl-C (SIGINT) on a two-worker run: the pool ends its workers with SIGTERM, and each saves
+    the search in flight before it exits (nothing of it is lost since its last save); no traceback."""
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conhex_zero.book import carried
+
+    book = tmp_path / "b7"
+    shutil.copytree(ROOT / "checkpoints" / "books" / "hex7-l4h64c-v5", book)
+    process = subprocess.Popen([sys.executable, "-m", "conhex_zero", "book", "prove", str(book), "--first-moves", "a2,b2",
+                                "--depth", "1", "--workers", "2", "--keep-after", "0", "--nodes", "1000000000",
+                                "--table-bits", "18", "--quiet"], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    time.sleep(20)  # the two searches (each over a minute of CPU) are under way
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=300)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in out
+    kept = carried.saved_searches(book)
+    assert len(kept) == 2 and all(h["runs"] == 1 and h["expansions"] > 0 for h in kept), kept
+
+
 def test_book_prove_refuses_what_it_cannot_prove(tmp_path, capsys):
     assert main(["book", "prove", str(tmp_path / "none")]) != 0
     assert "no book at" in capsys.readouterr().err

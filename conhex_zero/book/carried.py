@@ -96,3 +96,11 @@ def saved_searches(book_folder: Path) -> list[dict]:
         except (OSError, EOFError, ValueError):
             continue
     return sorted(out, key=lambda h: -float(h.get("seconds", 0)))
+
+
+def cpu_time(seconds: float) -> str:
+    """``1.4 CPU hours`` or, under six minutes, ``3 CPU minutes``."""
+    if seconds >= 360:
+        return f"{seconds / 3600:.1f} CPU hours"
+    minutes = round(seconds / 60)
+    return f"{minutes} CPU {'minute' if minutes == 1 else 'minutes'}"

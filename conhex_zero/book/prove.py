@@ -15,6 +15,7 @@ the pie rule).
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -174,6 +175,9 @@ def _start_worker(game: str, table_bits: int, keep: Keep | None = None) -> None:
 
     global _worker_solver, _worker_keep
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # the main process ends the pool with SIGTERM (after Ctrl-C): the search in flight stops and,
+    # kept, is saved before the worker exits (_solve), instead of losing what it did since its last save
+    signal.signal(signal.SIGTERM, _interrupt)
     _worker_solver = NativeHexSolver(parse_game(game).board, table_bits=table_bits)
     _worker_keep = keep
 
@@ -181,8 +185,25 @@ def _start_worker(game: str, table_bits: int, keep: Keep | None = None) -> None:
 _worker_keep: Keep | None = None
 
 
+_searching = False
+
+
+def _interrupt(signum, frame) -> None:
+    """A worker's SIGTERM: inside a search, stop it (``_solve`` saves a kept one); else exit."""
+    if _searching:
+        raise KeyboardInterrupt
+    os._exit(0)
+
+
 def _worker_solve(task: tuple[str, int, float | None]) -> tuple[str, int | None, bool]:
-    return _solve(_worker_solver, *task, keep=_worker_keep)
+    global _searching
+    _searching = True
+    try:
+        return _solve(_worker_solver, *task, keep=_worker_keep)
+    except KeyboardInterrupt:  # the pool is being ended: the search is saved, nothing to report
+        os._exit(0)
+    finally:
+        _searching = False
 
 
 def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None = None,

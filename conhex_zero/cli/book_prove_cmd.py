@@ -67,7 +67,7 @@ def run_prove(args: argparse.Namespace) -> int:
     from conhex_zero.analysis.native_solver import NativeHexSolver, NativeSolverUnavailable
     from conhex_zero.analysis.solver import SolverError
     from conhex_zero.book import store
-    from conhex_zero.book.carried import saved_searches
+    from conhex_zero.book.carried import cpu_time, saved_searches
     from conhex_zero.book.prove import Keep, candidates, first_move_images, prove_book
     from conhex_zero.console.progress import progress_bar
     from conhex_zero.games.game import parse_game
@@ -127,8 +127,8 @@ def run_prove(args: argparse.Namespace) -> int:
           f"{report.seconds / 60:.1f} minutes")
     kept = [] if args.no_keep else saved_searches(opened.folder)
     if kept:
-        hours = sum(float(h.get("seconds", 0)) for h in kept) / 3600
-        print(f"{plural(len(kept), 'search', 'searches')} cut short kept in {opened.folder / 'searches'} ({hours:.1f} CPU hours in all; "
+        spent = cpu_time(sum(float(h.get("seconds", 0)) for h in kept))
+        print(f"{plural(len(kept), 'search', 'searches')} cut short kept in {opened.folder / 'searches'} ({spent} in all; "
               f"the next run goes on from them)")
     print(f"conhex-zero book show {args.book}   (the first-move table)")
     return 130 if report.stopped == "interrupted" else 0
