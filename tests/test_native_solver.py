@@ -481,7 +481,26 @@ def test_book_prove_keeps_searches_cut_short_unless_told_not_to(tmp_path, capsys
     assert main(["book", "prove", str(folder), "--keep-after", "-1"]) != 0
 
 
+def _cpu_seconds_of_children(pid: int) -> list[float]:
+    """CPU seconds (user + system) of each child process of ``pid``, from /proc (Linux)."""
+    import os
+
+    ticks = os.sysconf("SC_CLK_TCK")
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:  # the parent's id
+            out.append((int(fields[11]) + int(fields[12])) / ticks)
+    return out
+
+
 @pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the workers' CPU time from /proc")
 def test_ctrl_c_on_two_workers_keeps_both_searches(tmp_path):
     """Ctrl-C (SIGINT) on a two-worker run: the pool ends its workers with SIGTERM, and each saves
     the search in flight before it exits (nothing of it is lost since its last save); no traceback."""
@@ -499,7 +518,15 @@ def test_ctrl_c_on_two_workers_keeps_both_searches(tmp_path):
                                 "--depth", "1", "--workers", "2", "--keep-after", "0", "--nodes", "1000000000",
                                 "--table-bits", "18", "--quiet"], cwd=ROOT, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-    time.sleep(20)  # the two searches (each over a minute of CPU) are under way
+    # wait until both workers have searched a while (CPU seconds, not the clock: the verdict must not
+    # depend on the machine's load); each search needs over a minute of CPU to finish
+    def both_searching() -> bool:
+        cpu = sorted(_cpu_seconds_of_children(process.pid), reverse=True)  # the workers, the resource tracker
+        return len(cpu) >= 2 and cpu[1] >= 8.0
+
+    deadline = time.time() + 600
+    while time.time() < deadline and not both_searching():
+        time.sleep(1)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=300)
     assert process.returncode == 130, err
