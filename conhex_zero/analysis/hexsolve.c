@@ -31,8 +31,10 @@
  * loses too (monotonicity), so the candidates shrink to S_x.
  * Before a position is looked up or evaluated, inferior cells are filled in (fill_in: cells of no
  * use to one player get the other's stone, captured pairs their captor's); the table holds filled
- * positions, and a filled child's proof set gets the fills of its winner's colour back. The search
- * stops at a node budget, a deadline or a stop request from another thread (hs_stop).
+ * positions, and a filled child's proof set gets the fills of its winner's colour back. Vulnerable
+ * moves (made useless by one reply, hexfill.h) are left out; a loss found without them gets their
+ * killers in its proof set. The search stops at a node budget, a deadline or a stop request from
+ * another thread (hs_stop); hs_export and hs_import carry a search's table into a later run.
  */
 #include <stdint.h>
 #include <stdlib.h>
