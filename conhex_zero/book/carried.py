@@ -98,6 +98,11 @@ def saved_searches(book_folder: Path) -> list[dict]:
     return sorted(out, key=lambda h: -float(h.get("seconds", 0)))
 
 
+def seconds_spent(headers: list[dict]) -> float:
+    """The CPU seconds the saved searches ``headers`` (``saved_searches``) have cost so far."""
+    return sum(float(h.get("seconds", 0)) for h in headers)
+
+
 def cpu_time(seconds: float) -> str:
     """``1.4 CPU hours`` or, under six minutes, ``3 CPU minutes``."""
     if seconds >= 360:

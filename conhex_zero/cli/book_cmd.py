@@ -531,17 +531,16 @@ def format_table(opened, rows, source: str | None, top: int = 0, table: dict[str
     lines.append("")
     decided = [m for m in rows if m.decided]
     lines.append(f"decided: {len(decided)} of {len(rows)} moves ({sum(m.proven is not None for m in rows)} proven)")
-    from conhex_zero.book.carried import cpu_time, saved_searches
+    from conhex_zero.book.carried import cpu_time, saved_searches, seconds_spent
 
     kept = saved_searches(opened.folder)
     if kept:
         named = []
         for h in kept:
             moves = [m.move for m in rows if m.key == h.get("key")]
-            named.append(f"{'/'.join(moves) if moves else 'a deeper position'} {cpu_time(float(h.get('seconds', 0)))}")
-        lines.append(f"proofs under way: {len(kept)} {'search' if len(kept) == 1 else 'searches'} cut short and kept "
-                     f"({', '.join(named)}; {cpu_time(sum(float(h.get('seconds', 0)) for h in kept))} in all; "
-                     f"the next book prove goes on from them)")
+            named.append(f"{'/'.join(moves) if moves else 'a deeper position'} {cpu_time(seconds_spent([h]))}")
+        lines.append(f"proofs under way: {plural(len(kept), 'search', 'searches')} cut short and kept "
+                     f"({', '.join(named)}; {cpu_time(seconds_spent(kept))} in all; the next book prove goes on from them)")
     if has_truth:
         right = sum((m.win_rate > 0.5) == m.exact_win for m in rows)
         search_right = sum((m.search_win_rate > 0.5) == m.exact_win for m in rows)

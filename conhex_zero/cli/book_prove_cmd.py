@@ -67,7 +67,7 @@ def run_prove(args: argparse.Namespace) -> int:
     from conhex_zero.analysis.native_solver import NativeHexSolver, NativeSolverUnavailable
     from conhex_zero.analysis.solver import SolverError
     from conhex_zero.book import store
-    from conhex_zero.book.carried import cpu_time, saved_searches
+    from conhex_zero.book.carried import cpu_time, saved_searches, seconds_spent
     from conhex_zero.book.prove import Keep, candidates, first_move_images, prove_book
     from conhex_zero.console.progress import progress_bar
     from conhex_zero.games.game import parse_game
@@ -119,7 +119,7 @@ def run_prove(args: argparse.Namespace) -> int:
         print("interrupted: every position proved so far is written", flush=True)
     if report.stopped == "time":
         untried = max(0, len(todo) - report.total_tried - report.cut)
-        print(f"stopped after {args.minutes:g} minutes: {report.cut} {'search' if report.cut == 1 else 'searches'} cut short, "
+        print(f"stopped after {args.minutes:g} minutes: {plural(report.cut, 'search', 'searches')} cut short, "
               f"{plural(untried, 'candidate')} not tried", flush=True)
     for depth in sorted(report.tried):
         print(f"  {depth} pieces: {report.proved.get(depth, 0)} of {report.tried[depth]} proved")
@@ -127,8 +127,8 @@ def run_prove(args: argparse.Namespace) -> int:
           f"{report.seconds / 60:.1f} minutes")
     kept = [] if args.no_keep else saved_searches(opened.folder)
     if kept:
-        spent = cpu_time(sum(float(h.get("seconds", 0)) for h in kept))
-        print(f"{plural(len(kept), 'search', 'searches')} cut short kept in {opened.folder / 'searches'} ({spent} in all; "
+        print(f"{plural(len(kept), 'search', 'searches')} cut short kept in {opened.folder / 'searches'} "
+              f"({cpu_time(seconds_spent(kept))} in all; "
               f"the next run goes on from them)")
     print(f"conhex-zero book show {args.book}   (the first-move table)")
     return 130 if report.stopped == "interrupted" else 0
