@@ -17,6 +17,7 @@ from typing import Callable
 import torch
 from torch import Tensor
 
+from conhex_zero.agents.connections import LeafConnections
 from conhex_zero.agents.evaluators import Evaluator, NetworkEvaluator
 from conhex_zero.agents.leaf_step import Leaf, leaf_step, native_leaf, outcome, winning_focus
 from conhex_zero.env.state import State
@@ -37,9 +38,13 @@ results in distribution, not simulation by simulation (with more than one leaf p
 
 class GameSearch:
     def __init__(self, env: VecEnv, evaluator: Evaluator, config: SearchConfig, tactics: bool = True,
-                 persistent: bool = False, lean_max_batch: int = 0):
+                 persistent: bool = False, lean_max_batch: int = 0, connections: bool = False):
         self.env, self.evaluator = env, evaluator
         self.tactics = Tactics(env) if tactics else None
+        self.connections = LeafConnections(env) if connections else None
+        """H-search's verdicts at every new node (``agents.connections``; Hex up to 8 x 8, else
+        ``ConnectionsUnavailable``): exact values where a virtual connection decides, and the
+        must-play moves where none does."""
         self.persistent = persistent
         self.lean_max_batch = lean_max_batch  # searches of up to this many positions go to the lean search
         self.leaf: Callable[[State, Tensor], Leaf] | None = None
@@ -108,6 +113,8 @@ class GameSearch:
             value = torch.where(wins, 1.0, value)
             legal = self.tactics.focus(state, legal, mover_wins)
             proven = wins.to(torch.int8)  # a player who can win at once has won
+        if self.connections is not None:
+            value, legal, proven = self.connections.apply(state, value, legal, proven)
         return RootInput(logits=logits, value=value, legal=legal, embedding=state, proven=proven)
 
     def recurrent(self, state: State, action: Tensor) -> Transition:
@@ -115,8 +122,11 @@ class GameSearch:
             leaf = self.leaf(state, action)
             logits, value = self.evaluator.network(leaf.encoded, leaf.legal)
             value = torch.where(leaf.proven.bool(), 1.0, value)  # exact: the player to move wins at once
-            return Transition(logits=logits, value=value, legal=leaf.focus, embedding=leaf.state,
-                              reward=leaf.reward, discount=leaf.discount, proven=leaf.proven)
+            legal, proven = leaf.focus, leaf.proven
+            if self.connections is not None:
+                value, legal, proven = self.connections.apply(leaf.state, value, legal, proven)
+            return Transition(logits=logits, value=value, legal=legal, embedding=leaf.state,
+                              reward=leaf.reward, discount=leaf.discount, proven=proven)
         nxt = self.env.step(state, action)
         reward, discount = outcome(state, nxt)
         logits, value, legal, wins = self._evaluate(nxt)  # wins: [B, H] with tactics
@@ -125,6 +135,8 @@ class GameSearch:
             legal, can_win = winning_focus(wins, legal)
             value = torch.where(can_win, 1.0, value)
             proven = can_win.to(torch.int8)  # exact: the player to move wins at once
+        if self.connections is not None:
+            value, legal, proven = self.connections.apply(nxt, value, legal, proven)
         return Transition(logits=logits, value=value, legal=legal, embedding=nxt,
                           reward=reward, discount=discount, proven=proven)
 

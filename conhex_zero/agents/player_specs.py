@@ -6,7 +6,9 @@ the parsed spec.
 Names: ``random``; ``mcts-rollout:K``; ``policy:CKPT``; ``CKPT``, ``CKPT:sims=N``, ``CKPT:seconds=S``;
 ``gtp:COMMAND``, ``gtp@NAME:COMMAND``. A checkpoint player may end in ``:book=DIR``: it plays the
 opening book's move while the position is in the book (``book.lookup``); and in ``:backend=B``
-(``auto``, ``aoti`` or ``eager``: how its network runs, ``nn.native``), as may ``policy:CKPT``.
+(``auto``, ``aoti`` or ``eager``: how its network runs, ``nn.native``), as may ``policy:CKPT``; and in
+``:vc=on`` (Hex up to 8 x 8): H-search's virtual connections at its search's nodes
+(``agents.connections``), ``:vc=off`` (the default) the network alone.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ class PlayerSpec:
     """A network player's opening book folder (``:book=DIR``)."""
     backend: str | None = None
     """How a policy or network player's network runs (``:backend=B``; None: the command's)."""
+    connections: bool = False
+    """A network player's search with H-search's verdicts at its nodes (``:vc=on``)."""
 
 
 def _simulations(digits: str, spec: str) -> int:
@@ -104,10 +108,11 @@ def parse_player(spec: str, simulations: int | None = None) -> PlayerSpec:
         return PlayerSpec("rollout", text, simulations=k)
     if text.startswith("mcts-rollout"):
         raise PlayerSpecError(f"{_shown(spec)}: write mcts-rollout:K with K simulations, e.g. mcts-rollout:200")
-    book = backend = None
-    while True:  # the trailing options, in either order
+    book = backend = connections = None
+    while True:  # the trailing options, in any order
         booked = re.fullmatch(r"(.+):book=([^:]+)", text, flags=re.DOTALL)
         backed = re.fullmatch(r"(.+):backend=([^:]*)", text, flags=re.DOTALL)
+        vc = re.fullmatch(r"(.+):vc=([^:]*)", text, flags=re.DOTALL)
         if booked and book is None and not text.startswith("policy:"):
             text, book = booked.group(1), booked.group(2)
             if not ((Path(book) / "book.jsonl").is_file() or (Path(book) / "book.jsonl.gz").is_file()):
@@ -118,6 +123,12 @@ def parse_player(spec: str, simulations: int | None = None) -> PlayerSpec:
             if backend not in BACKENDS:
                 raise PlayerSpecError(f"{_shown(spec)}: backend={backed.group(2)[:20]!r} is none of "
                                       f"{', '.join(BACKENDS)}")
+        elif vc and connections is None and not text.startswith("policy:"):
+            text, choice = vc.group(1), vc.group(2).strip().lower()
+            if choice not in ("on", "off"):
+                raise PlayerSpecError(f"{_shown(spec)}: vc={vc.group(2)[:20]!r}: write vc=on (H-search's virtual "
+                                      f"connections in the search, Hex up to 8x8) or vc=off")
+            connections = choice == "on"
         else:
             break
     if text.startswith("policy:"):
@@ -141,13 +152,13 @@ def parse_player(spec: str, simulations: int | None = None) -> PlayerSpec:
             head, option = path[:cuts[0]], spec.strip()[cuts[0] + 1:]
             raise PlayerSpecError(f"{_shown(spec)}: unknown option {option[:30]!r} after the checkpoint "
                                   f"{shown(head)}: write CKPT:sims=N (simulations), CKPT:seconds=S (a clock), "
-                                  f":book=DIR or :backend=auto|aoti|eager")
+                                  f":book=DIR, :backend=auto|aoti|eager or :vc=on|off")
         if m or path.endswith(".pt") or "/" in path or "\\" in path:  # meant as a checkpoint file
             raise PlayerSpecError(f"no checkpoint file at {_shown(path)[1:-1]}")
         raise PlayerSpecError(f"unknown player {_shown(spec)}: expected random, mcts-rollout:K, policy:CKPT, "
                               f"gtp:COMMAND, or the path of a checkpoint (optionally CKPT:sims=N or CKPT:seconds=S)")
     return PlayerSpec("network", spec.strip(), simulations=sims, seconds=None if m else seconds, explicit_sims=bool(m),
-                      path=path, book=book, backend=backend)
+                      path=path, book=book, backend=backend, connections=bool(connections))
 
 
 def check_players(specs: list[str], simulations: int | None = None) -> list[PlayerSpec]:

@@ -264,11 +264,13 @@ def rollout_player(env: VecEnv, simulations: int, seed: int = 0, root_noise: boo
 
 def network_player(env: VecEnv, source: GraphNet | str | Path, simulations: int = DEFAULT_SIMS, seed: int = 0,
                    config: SearchConfig | None = None, name: str | None = None,
-                   seconds: float | None = None, backend: str | None = None) -> SearchPlayer:
+                   seconds: float | None = None, backend: str | None = None,
+                   connections: bool = False) -> SearchPlayer:
     """A network with the play search (``search_configs.play_config``: Gumbel, proven values; no root
     noise unless ``config`` says so), from a model (copied, so later training does not change the
     player) or a checkpoint file. ``backend``: how the network runs (``nn.native``; None: the
-    process's default, native kernels on a CPU; training's own players pass ``eager``)."""
+    process's default, native kernels on a CPU; training's own players pass ``eager``); ``connections``:
+    H-search's verdicts at the search's nodes (``agents.connections``; Hex up to 8 x 8)."""
     if isinstance(source, GraphNet):
         model = copy.deepcopy(source).eval()
         name = name or source.name
@@ -277,7 +279,7 @@ def network_player(env: VecEnv, source: GraphNet | str | Path, simulations: int 
         name = name or str(source)
     config = config or play_config(simulations)
     gs = GameSearch(env, NetworkEvaluator(model, env, backend=backend, label=name), config, tactics=True,
-                    lean_max_batch=LEAN_MAX_BATCH)
+                    lean_max_batch=LEAN_MAX_BATCH, connections=connections)
     effort = f"seconds={seconds:g}" if seconds is not None else f"sims={config.num_simulations}"
     label = name if isinstance(source, GraphNet) else f"{name}:{effort}"
     return SearchPlayer(env, gs, label, seed, seconds=seconds)
@@ -307,9 +309,12 @@ def make_player(spec: str, env: VecEnv, seed: int = 0, simulations: int | None =
         seconds = None  # an explicit :sims=N wins over a command's --seconds
     elif parsed.seconds is not None:
         seconds = parsed.seconds
-    player = network_player(env, path, sims, seed, seconds=seconds, backend=parsed.backend)
+    player = network_player(env, path, sims, seed, seconds=seconds, backend=parsed.backend,
+                            connections=parsed.connections)
     if parsed.backend is not None:
         player.name += f":backend={parsed.backend}"  # two backends of one model are two players
+    if parsed.connections:
+        player.name += ":vc=on"
     if parsed.book is not None:
         from conhex_zero.book.lookup import BookLookup, BookPlayer
 

@@ -62,12 +62,12 @@ static int ORDER[64];         /* holes, centre first: the order children are lis
 /* ---- evaluation of one position ------------------------------------------------------------- */
 enum { UNKNOWN = 0, WIN = 1, LOSS = 2 };
 
-typedef struct { int status; u64 proof; u64 must; u64 must_proof; int live; } Eval;
+typedef struct { int status; u64 proof; u64 must; u64 must_proof; int live; u64 moves; } Eval;
 
 static long evaluations;
 
 static Eval evaluate(u64 mine, u64 theirs, int player) {
-    Eval e = {UNKNOWN, 0, 0, 0, 0};
+    Eval e = {UNKNOWN, 0, 0, 0, 0, 0};
     u64 empty = FULL & ~(mine | theirs);
     evaluations++;
     /* fill-in can join a player's sides: the mover's join first (its must-play region would be empty) */
@@ -90,7 +90,7 @@ static Eval evaluate(u64 mine, u64 theirs, int player) {
         e.status = LOSS; e.proof = must_proof ? prune_proof(must_proof, v, killer) : empty;
         return e;
     }
-    e.must = must; e.must_proof = must_proof; e.live = __builtin_popcountll(must & ~v);
+    e.must = must; e.must_proof = must_proof; e.live = __builtin_popcountll(must & ~v); e.moves = must & ~v;
     return e;
 }
 
@@ -416,6 +416,22 @@ int hs_connection(u64 mine, u64 theirs, int player, u64 *c) {
     if (nfc[0][1]) { *c = fcs[0][1][0]; return 2; }
     if (nsc[0][1]) { *c = scs[0][1][0]; return 1; }
     return 0;
+}
+
+/* Verdicts for a batch of positions, such as a tree search's new leaves: each position (the mover,
+ * player[i], holds mine[i], the opponent theirs[i]) is filled in and evaluated as the solver's nodes
+ * are (no search, no table). verdict[i]: 1 the mover wins, -1 it loses, 0 not known; moves[i]: where
+ * not known, the moves worth searching (the must-play region less the vulnerable moves: whenever the
+ * mover wins, one of them wins), else 0. */
+void hs_verdicts(long n, const u64 *mine, const u64 *theirs, const int *player, int8_t *verdict, u64 *moves) {
+    for (long i = 0; i < n; i++) {
+        u64 a = mine[i], b = theirs[i], add_a, add_b;
+        int p = player[i];
+        fill_in(&a, &b, p, &add_a, &add_b);
+        Eval e = evaluate(a, b, p);
+        verdict[i] = e.status == WIN ? 1 : e.status == LOSS ? -1 : 0;
+        moves[i] = e.status == UNKNOWN ? e.moves : 0;
+    }
 }
 
 long hs_evaluations(void) { return evaluations; }

@@ -25,6 +25,7 @@ import threading
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import torch
 
 from conhex_zero.analysis.solver import HexSolver, OpeningTruth, SolverError, batch_winners
@@ -135,6 +136,9 @@ def _load() -> ctypes.CDLL:
         lib.hs_set_prune.argtypes = [ctypes.c_int]
         lib.hs_set_prune.restype = None
         lib.hs_pruned.restype = ctypes.c_long
+        lib.hs_verdicts.argtypes = [ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                    ctypes.c_void_p, ctypes.c_void_p]
+        lib.hs_verdicts.restype = None
         _library = lib
     return _library
 
@@ -173,9 +177,16 @@ class NativeHexSolver:
         self.nodes = 0  # node expansions of the last call
         self._activate()
 
-    def _activate(self) -> None:
+    def _key(self) -> tuple:
+        return (self.size, tuple(self.neighbours), tuple(self.sides), self.table_bits, self.settings)
+
+    def _activate(self, any_table: bool = False) -> None:
+        """Load this solver's board and settings into the library (which resets its table) unless
+        they are loaded; ``any_table``: a call that uses no table accepts one of any size."""
         global _active
-        key = (self.size, tuple(self.neighbours), tuple(self.sides), self.table_bits, self.settings)
+        key = self._key()
+        if any_table and _active is not None and _active[:3] + _active[4:] == key[:3] + key[4:]:
+            return
         if _active != key:
             restrict, fc, sc, depth, fill, prune = self.settings
             self.lib.hs_set_cell_carriers(-1 if restrict is None else restrict)
@@ -260,6 +271,25 @@ class NativeHexSolver:
             if won >= 0:
                 found.append((out[0], out[1], int(out[2]), bool(won), out[3]))
         return found
+
+    def verdicts(self, mine: np.ndarray, theirs: np.ndarray, player: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(verdict [B] int8, moves [B] uint64)`` for a batch of positions (bitboards of the mover's
+        and the opponent's stones, ``uint64``; the mover's player index): each filled in and evaluated
+        as the search evaluates a node, without search and without the table (a solver's table
+        loaded for the same board stays). ``verdict``: 1 the mover wins, -1 it loses, 0 not known;
+        ``moves``: where not known, the moves worth trying (the must-play region less the vulnerable
+        moves: whenever the mover wins, one of them wins), else 0."""
+        self._activate(any_table=True)
+        mine = np.ascontiguousarray(mine, dtype=np.uint64)
+        theirs = np.ascontiguousarray(theirs, dtype=np.uint64)
+        player = np.ascontiguousarray(player, dtype=np.int32)
+        n = len(mine)
+        verdict = np.zeros(n, np.int8)
+        moves = np.zeros(n, np.uint64)
+        if n:
+            self.lib.hs_verdicts(n, mine.ctypes.data, theirs.ctypes.data, player.ctypes.data,
+                                 verdict.ctypes.data, moves.ctypes.data)
+        return verdict, moves
 
     def vulnerable(self, mine: int, theirs: int, player: int) -> dict[int, int]:
         """The mover's vulnerable moves: ``{hole: killer}``, each move of no use to the mover once

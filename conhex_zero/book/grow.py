@@ -13,7 +13,8 @@ every distinct move of the start (the first-move table needs them all), and late
 best first.
 
 The search is the opening analysis's (``search_configs.analysis_config``: proven values, completed Q
-on its fixed range, a floor under the priors below the root), deterministic; with few positions at
+on its fixed range, a floor under the priors below the root), deterministic, with ``connections``
+H-search's verdicts at its nodes (``agents.connections``: Hex up to 8 x 8); with few positions at
 once it runs as the players' lean search, with many as the batched search (``GameSearch``).
 """
 
@@ -65,7 +66,7 @@ class Grower:
     """Grows a ``Book`` with one model; ``round()`` runs one round and writes it."""
 
     def __init__(self, env: VecEnv, model: torch.nn.Module, folder, book: Book, start_state: State, sims: int,
-                 batch: int = 128, seed: int = 0, solver=None, sequential: bool = False):
+                 batch: int = 128, seed: int = 0, solver=None, sequential: bool = False, connections: bool = False):
         self.env, self.folder, self.book = env, folder, book
         self.canon = Canonical(env)
         self.sims, self.batch, self.seed = sims, batch, seed
@@ -74,7 +75,8 @@ class Grower:
         """Search the round's positions one after another (the one-position way, for comparison)."""
         slices = CPU_NETWORK_BATCH if env.device.type == "cpu" and not sequential else None
         evaluator = NetworkEvaluator(model, env, max_batch=slices, backend=None)  # the process's backend
-        self.search = GameSearch(env, evaluator, analysis_config(sims), tactics=True, lean_max_batch=LEAN_MAX_BATCH)
+        self.search = GameSearch(env, evaluator, analysis_config(sims), tactics=True, lean_max_batch=LEAN_MAX_BATCH,
+                                 connections=connections)
         self._states: dict[str, tuple[State, int]] = {}
         self.start_state = start_state
         self.swap = env.game.swap_action if env.game.swap else None

@@ -70,7 +70,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                       "per unit of |value| (default: 2)")
     grow.add_argument("--other-model", action="store_true",
                       help="grow a book that another model made (its values then mix the two)")
-    grow.add_argument("--no-exact", action="store_true", help="skip the exact solver (Hex up to 5x5)")
+    grow.add_argument("--no-exact", action="store_true", help="skip the exact solver (Hex up to 5x5), and H-search "
+                      "unless --connections on: the network's values alone")
+    grow.add_argument("--connections", choices=("auto", "on", "off"), default="auto",
+                      help="H-search's virtual connections at every searched position (Hex up to 8x8, the native "
+                           "solver's C code): a position a connection decides is proven, and only its must-play "
+                           "moves are searched (docs/knowledge.md); auto (default): on where the game allows it, "
+                           "unless --no-exact")
     grow.add_argument("--seed", type=SEED, default=0, help="search seed (default: 0)")
     grow.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     add_threads_argument(grow)
@@ -280,8 +286,9 @@ def _grow(args: argparse.Namespace, out: Path, exists: bool) -> int:
             solver = HexSolver(env.game.board)
         except SolverError:
             pass
+    connections = _connections("off" if args.no_exact and args.connections == "auto" else args.connections, env)
     grower = Grower(env, ckpt.model, out, opened.book, start_state, sims=sims, batch=args.batch, seed=args.seed,
-                    solver=solver)
+                    solver=solver, connections=connections)
     started = time.monotonic()
     before = len(opened.book)
     deadline = None if args.minutes is None else started + 60 * args.minutes
@@ -320,6 +327,21 @@ def _grow(args: argparse.Namespace, out: Path, exists: bool) -> int:
           f"searches; {60 * added / max(minutes * 60, 1e-9):.0f} positions a minute)")
     print(f"conhex-zero book show {out}   (the first-move table)")
     return 130 if stopped.startswith("interrupted") else 0
+
+
+def _connections(choice: str, env) -> bool:
+    """Whether the book's searches use H-search (``--connections``): ``auto`` where the game allows it."""
+    if choice == "off":
+        return False
+    from conhex_zero.agents.connections import ConnectionsUnavailable, LeafConnections
+
+    try:
+        LeafConnections(env)
+    except ConnectionsUnavailable as err:
+        if choice == "on":
+            raise CliError(f"--connections on: {err}") from None
+        return False
+    return True
 
 
 def _actions(env, moves: list[str]) -> list[int]:
