@@ -123,6 +123,9 @@ def test_a_player_with_vc_on_searches_with_connections():
     assert not parse_player(f"{HEX5}:sims=8:vc=off").connections and not parse_player(HEX5).connections
     with pytest.raises(PlayerSpecError, match="vc=on"):
         parse_player(f"{HEX5}:vc=yes")
+    from conhex_zero.play.checkpoints import player_checkpoint
+
+    assert player_checkpoint(f"{HEX5}:seconds=0.5:vc=on") == HEX5  # the commands' checks find the file
     env = VecEnv("hex-5:noswap")
     player = make_player(f"{HEX5}:sims=8:vc=on:backend=eager", env)
     assert player.name.endswith(":vc=on") and player.search.connections is not None

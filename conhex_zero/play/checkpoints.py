@@ -32,10 +32,10 @@ class GameChoiceError(ValueError):
 
 def player_checkpoint(spec: str) -> str | None:
     """The checkpoint path inside a player spec (``policy:CKPT``, ``CKPT``, ``CKPT:sims=N``,
-    ``CKPT:seconds=S``, any of these ending in ``:book=DIR`` and/or ``:backend=B``), None for players
+    ``CKPT:seconds=S``, any of these ending in ``:book=DIR``, ``:backend=B`` and/or ``:vc=on|off``), None for players
     without one (``random``, ``mcts-rollout:K``, ``gtp:COMMAND``, ``gtp@NAME:COMMAND``)."""
     text = spec.strip()
-    while (option := re.fullmatch(r"(.+):(?:book=[^:]+|backend=[^:]*)", text, flags=re.DOTALL)) is not None:
+    while (option := re.fullmatch(r"(.+):(?:book=[^:]+|backend=[^:]*|vc=[^:]*)", text, flags=re.DOTALL)) is not None:
         text = option.group(1)
     if text == "random" or text.startswith(("gtp:", "gtp@", "mcts-rollout")):
         return None
