@@ -64,6 +64,19 @@ def test_verdicts_and_moves_agree_with_the_pure_solver(spec, plies):
     assert judged > 20
 
 
+def test_the_cache_gives_the_same_answers():
+    env = VecEnv("hex-6:noswap")
+    state = random_states(env, 9, 50, seed=5)
+    connections = LeafConnections(env)
+    first = connections(state)
+    calls, hits = connections.solver.verdict_counts()
+    again = connections(state)
+    calls2, hits2 = connections.solver.verdict_counts()
+    running = int((state.winner < 0).sum())
+    assert calls2 - calls == running and hits2 - hits == running  # all answered by the cache
+    assert torch.equal(first[0], again[0]) and torch.equal(first[1], again[1])
+
+
 def test_hex_5x5_centre_is_proven_at_once_with_connections():
     """A stone on c3 of Hex 5x5 joins both its sides by two ziggurats: the opponent to move has
     lost. The network's search alone does not prove it in 64 simulations; with H-search at its

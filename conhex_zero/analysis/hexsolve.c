@@ -105,6 +105,12 @@ typedef struct {
 } Entry;
 
 #define INF 100000000u
+
+/* hs_verdicts' cache (below) */
+typedef struct { u64 a, b, moves; int8_t player, verdict, used; } Verdict;
+#define VCACHE_BITS 18
+static Verdict *vcache;
+static long verdict_hits, verdict_calls;
 static Entry *table;
 static u64 table_mask;
 static long nodes_searched, node_limit;
@@ -294,6 +300,7 @@ int hs_init(int holes, const u64 *neighbours, const u64 *sides, int log2_table) 
         }
         ORDER[j + 1] = h;
     }
+    if (vcache) memset(vcache, 0, sizeof(Verdict) << VCACHE_BITS);   /* another board or other settings */
     free(table);
     table = calloc((size_t)1 << log2_table, sizeof(Entry));
     if (!table) return -2;
@@ -420,19 +427,34 @@ int hs_connection(u64 mine, u64 theirs, int player, u64 *c) {
 
 /* Verdicts for a batch of positions, such as a tree search's new leaves: each position (the mover,
  * player[i], holds mine[i], the opponent theirs[i]) is filled in and evaluated as the solver's nodes
- * are (no search, no table). verdict[i]: 1 the mover wins, -1 it loses, 0 not known; moves[i]: where
- * not known, the moves worth searching (the must-play region less the vulnerable moves: whenever the
- * mover wins, one of them wins), else 0. */
+ * are (no search, no solver table). verdict[i]: 1 the mover wins, -1 it loses, 0 not known; moves[i]:
+ * where not known, the moves worth searching (the must-play region less the vulnerable moves:
+ * whenever the mover wins, one of them wins), else 0. Results are cached (a direct-mapped table of
+ * 2^18 positions, cleared by hs_init, as the settings change only through it): the searches of a
+ * book's neighbouring positions meet the same positions again and again. */
+
 void hs_verdicts(long n, const u64 *mine, const u64 *theirs, const int *player, int8_t *verdict, u64 *moves) {
+    if (!vcache) vcache = calloc((size_t)1 << VCACHE_BITS, sizeof(Verdict));
     for (long i = 0; i < n; i++) {
         u64 a = mine[i], b = theirs[i], add_a, add_b;
         int p = player[i];
+        verdict_calls++;
+        Verdict *c = vcache ? vcache + (hash(a, b, p) >> (64 - VCACHE_BITS)) : 0;
+        if (c && c->used && c->a == a && c->b == b && c->player == p) {
+            verdict[i] = c->verdict; moves[i] = c->moves; verdict_hits++;
+            continue;
+        }
         fill_in(&a, &b, p, &add_a, &add_b);
         Eval e = evaluate(a, b, p);
         verdict[i] = e.status == WIN ? 1 : e.status == LOSS ? -1 : 0;
         moves[i] = e.status == UNKNOWN ? e.moves : 0;
+        if (c) { c->a = mine[i]; c->b = theirs[i]; c->player = (int8_t)p; c->verdict = verdict[i]; c->moves = moves[i]; c->used = 1; }
     }
 }
+
+/* Positions hs_verdicts was asked for, and how many of them its cache answered. */
+long hs_verdict_calls(void) { return verdict_calls; }
+long hs_verdict_hits(void) { return verdict_hits; }
 
 long hs_evaluations(void) { return evaluations; }
 void hs_set_budget(long ops) { hs_budget = ops; }

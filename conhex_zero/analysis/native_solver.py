@@ -139,6 +139,8 @@ def _load() -> ctypes.CDLL:
         lib.hs_verdicts.argtypes = [ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                                     ctypes.c_void_p, ctypes.c_void_p]
         lib.hs_verdicts.restype = None
+        lib.hs_verdict_calls.restype = ctypes.c_long
+        lib.hs_verdict_hits.restype = ctypes.c_long
         _library = lib
     return _library
 
@@ -290,6 +292,12 @@ class NativeHexSolver:
             self.lib.hs_verdicts(n, mine.ctypes.data, theirs.ctypes.data, player.ctypes.data,
                                  verdict.ctypes.data, moves.ctypes.data)
         return verdict, moves
+
+    def verdict_counts(self) -> tuple[int, int]:
+        """``(positions, cache hits)``: what ``verdicts`` was asked in this process, and how many its
+        cache answered (the cache holds 2^18 positions and is cleared when another board or other
+        settings are loaded)."""
+        return int(self.lib.hs_verdict_calls()), int(self.lib.hs_verdict_hits())
 
     def vulnerable(self, mine: int, theirs: int, player: int) -> dict[int, int]:
         """The mover's vulnerable moves: ``{hole: killer}``, each move of no use to the mover once
