@@ -159,7 +159,9 @@ def test_book_grow_uses_connections_unless_told_not_to(tmp_path, capsys):
         folder = tmp_path / name
         assert main(["book", "grow", hex6, "--out", str(folder), "--nodes", "60", "--sims", "16", "--quiet",
                      "--backend", "eager", *flags]) == 0
-        book = open_book(folder).book
+        opened = open_book(folder)
+        assert opened.runs[-1]["connections"] is (name == "vc")  # the book's record says how it grew
+        book = opened.book
         proven[name] = sum(1 for node in book.nodes.values() if node.first.proven != 0)
     assert proven["vc"] > proven["off"] and proven["off"] == proven["plain"]
     capsys.readouterr()

@@ -121,11 +121,15 @@ def check_same(opened: OpenBook, game: str, start_moves: list[str], model_digest
 
 
 def record_run(opened: OpenBook, command: str, model_file: str, model_digest: str, minutes: float, before: int,
-               searches: int, sims: int, batch: int) -> dict[str, Any]:
+               searches: int, sims: int, batch: int, connections: bool | None = None) -> dict[str, Any]:
+    """Append a ``grow`` run's record (``connections``: whether its searches used H-search's
+    virtual connections; records written before 2026-12-06 have no such key)."""
     run = {"type": "grow", "command": command, "model": {"file": model_file, "digest": model_digest},
            "minutes": round(minutes, 3), "nodes_before": before, "nodes_after": len(opened.book),
            "searches": searches, "sims": sims, "batch": batch,
            "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    if connections is not None:
+        run["connections"] = connections
     store.append(opened.folder, [run])
     opened.runs.append(run)
     return run

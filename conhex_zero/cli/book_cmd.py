@@ -319,7 +319,7 @@ def _grow(args: argparse.Namespace, out: Path, exists: bool) -> int:
     minutes = (time.monotonic() - started) / 60
     store.compact(out, opened.header, opened.book, opened.runs)  # one line per node: the rests replaced
     book_folder.record_run(opened, "conhex-zero " + " ".join(shlex.quote(a) for a in sys.argv[1:]), args.checkpoint,
-                           digest, minutes, before, searches, sims, args.batch)
+                           digest, minutes, before, searches, sims, args.batch, connections=connections)
     added = len(opened.book) - before
     if stopped:
         print(stopped, flush=True)
