@@ -33,7 +33,7 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
         "search cut short is kept in the book and goes on where it stopped (--keep-after).",
         epilog="examples:\n  conhex-zero book prove checkpoints/books/hex6-l4h64 --depth 1 --minutes 15\n"
                "  conhex-zero book prove checkpoints/books/hex6-l4h64 --deepest-first --nodes 2000 --minutes 10\n"
-               "  conhex-zero book prove checkpoints/books/hex8-l4h64c-v5 --first-moves a1,a2 --depth 1 --workers 2")
+               "  conhex-zero book prove checkpoints/books/hex8-l4h64c-v6 --first-moves a1,a2 --depth 1 --workers 2")
     prove.add_argument("book", metavar="DIR", help="a book folder of a Hex game (up to 8x8, no swap)")
     prove.add_argument("--nodes", type=NODES, default=100_000, metavar="N",
                        help="node expansions the solver may spend on one position (default: 100000)")
