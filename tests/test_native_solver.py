@@ -454,6 +454,31 @@ def test_an_interrupted_search_is_kept_with_what_it_spent(tmp_path):
         solver.import_table(b"x" * (solver.entry_bytes + 1))
 
 
+def test_a_kept_search_counts_cpu_time_not_wall_time(tmp_path):
+    """A search that waits (paused, or a core shared) counts only the CPU time it used."""
+    import time
+
+    from conhex_zero.book import carried
+    from conhex_zero.book.prove import Keep, _solve
+
+    solver = NativeHexSolver(hex_board(6), table_bits=16)
+    key = "." * 5 + "x" + "." * 30 + "|o|-"
+
+    class Waiting:
+        size, entry_bytes = solver.size, solver.entry_bytes
+        nodes = 0
+        export_table, import_table = solver.export_table, solver.import_table
+
+        def winner_within(self, *args, **kwargs):
+            time.sleep(0.6)  # wall time passes, next to no CPU time
+            self.nodes = 10
+            return None
+
+    assert _solve(Waiting(), key, 10, None, Keep(tmp_path, after_seconds=0))[1] is None
+    (saved,) = carried.saved_searches(tmp_path)
+    assert saved["expansions"] == 10 and saved["seconds"] < 0.3
+
+
 def test_book_prove_keeps_searches_cut_short_unless_told_not_to(tmp_path, capsys):
     """--keep-after 0 with a one-expansion budget: the searches it cuts short are kept in the book
     and named by the run and by book show (text and JSON); a second run with a larger budget goes on

@@ -32,7 +32,8 @@ SAVE_EVERY_SECONDS = 600.0
 @dataclass(frozen=True)
 class Keep:
     """Searches carried between runs (``book/carried.py``): a search cut short after running at
-    least ``after_seconds`` in this run is saved into the book folder, and loaded by the next run."""
+    least ``after_seconds`` of CPU time in this run is saved into the book folder, and loaded by the next
+    run; the CPU seconds it cost are added up in the saved file."""
 
     folder: Path
     after_seconds: float = 300.0
@@ -123,11 +124,11 @@ def _solve(solver, key: str, max_nodes: int, deadline: float | None,
         before = carried.load(keep.folder, key, solver.size, solver.entry_bytes)
         if before is not None:
             solver.import_table(before.entries)
-    began = time.monotonic()
+    began = time.process_time()  # CPU time: a search paused or sharing its core counts what it used
     spent = 0
 
     def save() -> None:
-        ran = time.monotonic() - began
+        ran = time.process_time() - began
         if keep is None or ran < keep.after_seconds:
             return
         runs, expansions, seconds = (before.runs, before.expansions, before.seconds) if before else (0, 0, 0.0)

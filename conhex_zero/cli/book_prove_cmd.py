@@ -53,7 +53,7 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
                        help="W processes, each with its own solver and table, take the positions in turn (default: 1; "
                        "2 on two cores roughly halves a run)")
     prove.add_argument("--keep-after", type=KEEP_MINUTES, default=5.0, metavar="M",
-                       help="a search cut short after running at least M minutes is saved into the book (DIR/searches/, "
+                       help="a search cut short after running at least M CPU minutes is saved into the book (DIR/searches/, "
                        "every 10 minutes while it runs and when it stops) and the next run that tries the position goes "
                        "on from it; a proof deletes it (default: 5; 0 keeps every search cut short)")
     prove.add_argument("--no-keep", action="store_true",
