@@ -429,25 +429,37 @@ def test_a_search_cut_short_is_kept_and_goes_on(tmp_path, capsys):
     assert "cannot keep the search" in capsys.readouterr().err
 
 
+KEPT_KEY = "." * 5 + "x" + "." * 30 + "|o|-"  # Hex 6x6 f1, second to move
+
+
+def _scripted_solver(solver: NativeHexSolver, winner_within):
+    """A stand-in for ``solver`` in ``book.prove._solve`` whose search is ``winner_within(self)``
+    (it sets ``self.nodes``), with the real solver's table export and import."""
+
+    class Scripted:
+        size, entry_bytes = solver.size, solver.entry_bytes
+        nodes = 0
+        export_table, import_table = solver.export_table, solver.import_table
+
+        def winner_within(self, *args, **kwargs):
+            return winner_within(self)
+
+    return Scripted()
+
+
 def test_an_interrupted_search_is_kept_with_what_it_spent(tmp_path):
     """Ctrl-C inside a search: it is saved (the expansions it spent counted) before the interrupt goes on."""
     from conhex_zero.book import carried
     from conhex_zero.book.prove import Keep, _solve
 
     solver = NativeHexSolver(hex_board(6), table_bits=16)
-    key = "." * 5 + "x" + "." * 30 + "|o|-"
 
-    class Interrupted:
-        size, entry_bytes = solver.size, solver.entry_bytes
-        nodes = 0
-        export_table, import_table = solver.export_table, solver.import_table
-
-        def winner_within(self, *args, **kwargs):
-            self.nodes = 1234
-            raise KeyboardInterrupt
+    def interrupted(fake):
+        fake.nodes = 1234
+        raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        _solve(Interrupted(), key, 10**6, None, Keep(tmp_path, after_seconds=0))
+        _solve(_scripted_solver(solver, interrupted), KEPT_KEY, 10**6, None, Keep(tmp_path, after_seconds=0))
     (saved,) = carried.saved_searches(tmp_path)
     assert saved["expansions"] == 1234 and saved["runs"] == 1
     with pytest.raises(ValueError, match="whole number"):
@@ -462,19 +474,13 @@ def test_a_kept_search_counts_cpu_time_not_wall_time(tmp_path):
     from conhex_zero.book.prove import Keep, _solve
 
     solver = NativeHexSolver(hex_board(6), table_bits=16)
-    key = "." * 5 + "x" + "." * 30 + "|o|-"
 
-    class Waiting:
-        size, entry_bytes = solver.size, solver.entry_bytes
-        nodes = 0
-        export_table, import_table = solver.export_table, solver.import_table
+    def waiting(fake):
+        time.sleep(0.6)  # wall time passes, next to no CPU time
+        fake.nodes = 10
+        return None
 
-        def winner_within(self, *args, **kwargs):
-            time.sleep(0.6)  # wall time passes, next to no CPU time
-            self.nodes = 10
-            return None
-
-    assert _solve(Waiting(), key, 10, None, Keep(tmp_path, after_seconds=0))[1] is None
+    assert _solve(_scripted_solver(solver, waiting), KEPT_KEY, 10, None, Keep(tmp_path, after_seconds=0))[1] is None
     (saved,) = carried.saved_searches(tmp_path)
     assert saved["expansions"] == 10 and saved["seconds"] < 0.3
 

@@ -62,8 +62,6 @@ class LeafConnections:
         H = game.num_holes
         self.num_holes = H
         self.bits = np.left_shift(np.uint64(1), np.arange(H, dtype=np.uint64))  # [H]
-        self.evaluated = 0  # positions evaluated so far
-        self.settled = 0  # of which with a verdict
 
     def __call__(self, state: State) -> tuple[Tensor, Tensor]:
         """``(verdict [B] int8, moves [B, A] bool)``: each position's verdict for the player to move
@@ -88,8 +86,6 @@ class LeafConnections:
             live_mask = (live[:, None] & self.bits) != 0  # [R, H]
             moves[rows[open_], : self.num_holes] = live_mask[open_]
             moves[rows[open_], self.num_holes:] = False  # no swap off its ply
-            self.evaluated += len(rows)
-            self.settled += int((found != 0).sum())
         device = state.holes.device
         return torch.from_numpy(verdict).to(device), torch.from_numpy(moves).to(device)
 

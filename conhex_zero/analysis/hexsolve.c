@@ -432,7 +432,6 @@ int hs_connection(u64 mine, u64 theirs, int player, u64 *c) {
  * whenever the mover wins, one of them wins), else 0. Results are cached (a direct-mapped table of
  * 2^18 positions, cleared by hs_init, as the settings change only through it): the searches of a
  * book's neighbouring positions meet the same positions again and again. */
-
 void hs_verdicts(long n, const u64 *mine, const u64 *theirs, const int *player, int8_t *verdict, u64 *moves) {
     if (!vcache) vcache = calloc((size_t)1 << VCACHE_BITS, sizeof(Verdict));
     for (long i = 0; i < n; i++) {
