@@ -49,13 +49,14 @@ def test_a_node_budget_gives_up_rather_than_guess():
     assert solver.winner_within(b2, 0, 1, max_nodes=10_000_000) == 0
 
 
-def test_late_positions_get_their_exact_value_and_only_they():
+@pytest.mark.parametrize("solver", ["python", "native"])
+def test_late_positions_get_their_exact_value_and_only_they(solver):
     env, replay = played_replay()
     n = len(replay)
     ready = replay.ready[:n].clone()
     assert ready.sum() > 100
     replay.value[:n] = 1  # every target claims the mover wins: about half of them are wrong
-    stats = ProvenTargets(env.game, max_empty=12, max_nodes=1_000_000).relabel(replay)
+    stats = ProvenTargets(env.game, max_empty=12, max_nodes=1_000_000, solver=solver).relabel(replay)
     holes = replay.store["holes"][:n]
     empty = (holes < 0).sum(1)
     in_range = ready & (empty <= 12)
@@ -73,7 +74,7 @@ def test_late_positions_get_their_exact_value_and_only_they():
         assert int(replay.value[row]) == exact, row
         wrong_before += exact != 1
     assert stats.changed == wrong_before > 10
-    again = ProvenTargets(env.game, max_empty=12, max_nodes=1_000_000).relabel(replay)
+    again = ProvenTargets(env.game, max_empty=12, max_nodes=1_000_000, solver=solver).relabel(replay)
     assert again.examined == 0  # every ready row is looked at once
 
 
@@ -99,6 +100,39 @@ def test_games_the_solver_does_not_hold_for_are_refused(spec, words):
         load_config(TINY, [f"game={spec}", "selfplay.proven_targets=20"])
 
 
+def test_the_solver_choice_is_checked():
+    with pytest.raises(ConfigError, match="selfplay.proven_solver: python or native"):
+        load_config(TINY, ["game=hex-4", "selfplay.proven_solver=nativ"])
+    with pytest.raises(ProvenTargetsError, match="native solver"):
+        check_game(parse_game("hex-9"), "native")  # 81 holes: the C solver's bitboards hold 64
+    with pytest.raises(ConfigError, match="selfplay.proven_targets: the native solver"):
+        load_config(TINY, ["game=hex-9", "selfplay.proven_targets=20", "selfplay.proven_solver=native"])
+    check_game(parse_game("hex-9"))  # the Python solver takes any board
+
+
+def test_the_native_solver_settles_middle_game_positions_the_python_one_does_not():
+    """Hex 6x6 positions with 18-26 empty cells, the same budget of positions each: the C solver
+    (fill-in, H-search) settles more of them, and where both settle one they agree."""
+    env = VecEnv("hex-6")
+    cfg = load_config(TINY, ["game=hex-6", "selfplay.games=16", "selfplay.full_fraction=1",
+                             "selfplay.random_first_moves=8"]).selfplay
+    replay = ReplayBuffer(env, 5000)
+    SelfPlay(env, cfg, FavoursFirstHole(env), seed=5).run(replay, 800)
+    n = len(replay)
+    replay.value[:n] = 0  # neither +1 nor -1: a solved row is one whose target moved
+    empty = (replay.store["holes"][:n] < 0).sum(1)
+    replay.ready[:n] &= (empty >= 18)
+    native, python = replay, ReplayBuffer(env, 5000)
+    python.load_state_dict(native.state_dict())
+    a = ProvenTargets(env.game, max_empty=26, max_nodes=200, solver="python").relabel(python)
+    b = ProvenTargets(env.game, max_empty=26, max_nodes=200, solver="native").relabel(native)
+    assert a.in_range == b.in_range > 30
+    assert b.solved > a.solved
+    both = (python.value[:n] != 0) & (native.value[:n] != 0)
+    assert int(both.sum()) == a.solved  # what the Python solver settled, the native one did too
+    assert python.value[:n][both].equal(native.value[:n][both])
+
+
 def test_positions_that_may_still_swap_are_left_alone():
     proven = ProvenTargets(parse_game("hex-4:swap"), max_empty=16, max_nodes=1000)
     assert proven.first_ply == 2  # the position after the first move may still be swapped
@@ -110,3 +144,11 @@ def test_a_run_with_proven_targets_logs_what_it_solved(tmp_path):
     lines = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert sum(x["proven/solved"] for x in lines) > 0
     assert all(x["proven/solved"] <= x["proven/examined"] for x in lines)
+
+
+def test_a_run_with_the_native_solver_logs_what_it_solved(tmp_path):
+    config = load_config(TINY, ["game=hex-4", "iterations=2", "eval.every=2", "selfplay.proven_targets=10",
+                                "selfplay.proven_solver=native"])
+    train(config, tmp_path / "run", progress=False, log=lambda *_: None)
+    lines = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert sum(x["proven/solved"] for x in lines) > 0

@@ -79,6 +79,10 @@ class SelfPlayConfig:
     proven_nodes: int = 5000
     """The solver's budget per position for ``proven_targets`` (positions searched); a position it
     does not settle within it keeps its game's outcome."""
+    proven_solver: str = "python"
+    """The solver of ``proven_targets``: python (bridges and edge templates; settles Hex 7x7 positions
+    with up to about 26 empty cells) or native (the C solver with fill-in and H-search at every node,
+    Hex up to 8x8: middle-game positions too; ``proven_nodes`` then counts its expansions)."""
 
     @property
     def evaluator_backend(self) -> str | None:

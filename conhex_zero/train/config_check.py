@@ -92,6 +92,7 @@ def _ranges(c: TrainConfig) -> list[tuple[bool, str]]:
         (0 <= c.selfplay.start_fraction <= 1, "selfplay.start_fraction: in [0, 1]"),
         (c.selfplay.proven_targets >= 0, "selfplay.proven_targets: at least 0 (0: off)"),
         (c.selfplay.proven_nodes >= 1, "selfplay.proven_nodes: at least 1"),
+        (c.selfplay.proven_solver in ("python", "native"), "selfplay.proven_solver: python or native"),
         (c.selfplay.scheme in ("gumbel", "puct"), "selfplay.scheme: gumbel or puct"),
         (c.selfplay.precision in ("autocast", "bf16", "fp32"), "selfplay.precision: autocast, bf16 or fp32"),
         (c.selfplay.backend in BACKENDS, f"selfplay.backend: {', '.join(BACKENDS)}"),
@@ -203,7 +204,7 @@ def _check_proven_targets(c: TrainConfig, game: Game) -> None:
     from conhex_zero.train.proven_targets import ProvenTargetsError, check_game
 
     try:
-        check_game(game)
+        check_game(game, c.selfplay.proven_solver)
     except ProvenTargetsError as err:
         raise ConfigError(f"selfplay.proven_targets: {err}") from None
 

@@ -16,6 +16,13 @@ ply are skipped, since the solver knows no swap): ``check_game`` says why not ot
 are computed between self-play and learning, on the host (a few host reads per iteration, none per
 self-play step); the solver's transposition table is kept between iterations and cleared when it
 holds more than ``TABLE_LIMIT`` entries.
+
+``solver="native"`` uses the C solver instead (``analysis.native_solver``, Hex up to 8x8): fill-in of
+dead and captured cells, then H-search's full and semi connections at every node, so it settles
+middle-game positions (a 8x8 position with 40-50 empty cells within a few thousand expansions) that
+the Python solver's bridges and ziggurats do not reach; its budget counts expansions, each dearer
+than a Python node. Its table (``NATIVE_TABLE_BITS``) lives in the C library and replaces old entries
+itself.
 """
 
 from __future__ import annotations
@@ -26,6 +33,12 @@ from dataclasses import dataclass
 import torch
 
 from conhex_zero.analysis.solver import HexSolver, SolverError, stone_masks
+
+SOLVERS = ("python", "native")
+"""``selfplay.proven_solver``'s choices."""
+
+NATIVE_TABLE_BITS = 20
+"""The native solver's table in self-play: 2^20 entries (tens of MB), kept between iterations."""
 from conhex_zero.games.game import Game
 from conhex_zero.train.replay import ReplayBuffer
 
@@ -37,8 +50,11 @@ class ProvenTargetsError(ValueError):
     """The game is not one the exact solver's results hold for."""
 
 
-def check_game(game: Game) -> None:
-    """``ProvenTargetsError`` unless the exact solver's results are the game's (plain Hex)."""
+def check_game(game: Game, solver: str = "python") -> None:
+    """``ProvenTargetsError`` unless the exact solver's results are the game's (plain Hex) and
+    ``solver`` (one of ``SOLVERS``) can run here."""
+    if solver not in SOLVERS:
+        raise ProvenTargetsError(f"unknown solver {solver!r}: choose {' or '.join(SOLVERS)}")
     if game.forbid_depth is not None or game.extra_stone or game.mirror is not None:
         raise ProvenTargetsError("proven targets need plain Hex rules: the exact solver knows no forbid, "
                                  "extra-stone or mirror rule")
@@ -46,6 +62,19 @@ def check_game(game: Game) -> None:
         HexSolver(game.board, max_holes=game.num_holes, book=False)
     except SolverError as err:
         raise ProvenTargetsError(f"proven targets need a Hex board: {err}") from None
+    if solver == "native":
+        _native_solver(game)
+
+
+def _native_solver(game: Game):
+    """The C solver for the game's board, or ``ProvenTargetsError`` saying why not (board too big,
+    no C compiler)."""
+    from conhex_zero.analysis.native_solver import NativeHexSolver
+
+    try:
+        return NativeHexSolver(game.board, table_bits=NATIVE_TABLE_BITS)
+    except SolverError as err:  # NativeSolverUnavailable is one
+        raise ProvenTargetsError(f"the native solver: {err}") from None
 
 
 @dataclass
@@ -71,10 +100,13 @@ class ProvenStats:
 class ProvenTargets:
     """Exact value targets for the late positions of a replay buffer (see the module docstring)."""
 
-    def __init__(self, game: Game, max_empty: int, max_nodes: int):
-        check_game(game)
+    def __init__(self, game: Game, max_empty: int, max_nodes: int, solver: str = "python"):
+        check_game(game, solver)
         self.game, self.max_empty, self.max_nodes = game, max_empty, max_nodes
-        self.solver = HexSolver(game.board, max_holes=game.num_holes, book=False)
+        if solver == "native":
+            self.solver = _native_solver(game)
+        else:
+            self.solver = HexSolver(game.board, max_holes=game.num_holes, book=False)
         swap_ply = game.swap_ply
         self.first_ply = 0 if swap_ply is None else swap_ply + 1  # positions before it may still swap
 
@@ -107,7 +139,7 @@ class ProvenTargets:
             solved_rows.append(row)
             solved_values.append(value)
             stats.changed += value != before
-        if len(self.solver.table) > TABLE_LIMIT:
+        if isinstance(self.solver, HexSolver) and len(self.solver.table) > TABLE_LIMIT:
             self.solver.table.clear()
         stats.solved = len(solved_rows)
         if solved_rows:

@@ -216,7 +216,8 @@ class Trainer:
         trainer = cls(ctx, config, run, hooks, where, log, progress, env, model, evaluator, replay, selfplay,
                       learner, steps)
         if config.selfplay.proven_targets:
-            trainer.proven = ProvenTargets(env.game, config.selfplay.proven_targets, config.selfplay.proven_nodes)
+            trainer.proven = ProvenTargets(env.game, config.selfplay.proven_targets, config.selfplay.proven_nodes,
+                                           config.selfplay.proven_solver)
         trainer.sides = build_sides(config, model, ctx.device, seed, learner.add_board)
         # Native packages built here (self-play's network and its search's step: the first run of a
         # size and board on a machine) are the run's compile time, not unaccounted set-up.
