@@ -19,7 +19,7 @@ holds more than ``TABLE_LIMIT`` entries.
 
 ``solver="native"`` uses the C solver instead (``analysis.native_solver``, Hex up to 8x8): fill-in of
 dead and captured cells, then H-search's full and semi connections at every node, so it settles
-middle-game positions (a 8x8 position with 40-50 empty cells within a few thousand expansions) that
+middle-game positions (an 8x8 position with 40-50 empty cells within a few thousand expansions) that
 the Python solver's bridges and ziggurats do not reach; its budget counts expansions, each dearer
 than a Python node. Its table (``NATIVE_TABLE_BITS``) lives in the C library and replaces old entries
 itself.
@@ -29,18 +29,22 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
 from conhex_zero.analysis.solver import HexSolver, SolverError, stone_masks
+from conhex_zero.games.game import Game
+from conhex_zero.train.replay import ReplayBuffer
+
+if TYPE_CHECKING:
+    from conhex_zero.analysis.native_solver import NativeHexSolver
 
 SOLVERS = ("python", "native")
 """``selfplay.proven_solver``'s choices."""
 
 NATIVE_TABLE_BITS = 20
 """The native solver's table in self-play: 2^20 entries (tens of MB), kept between iterations."""
-from conhex_zero.games.game import Game
-from conhex_zero.train.replay import ReplayBuffer
 
 TABLE_LIMIT = 2_000_000
 """Solver table entries kept between iterations (about 0.3 GB of Python integers)."""
@@ -66,7 +70,7 @@ def check_game(game: Game, solver: str = "python") -> None:
         _native_solver(game)
 
 
-def _native_solver(game: Game):
+def _native_solver(game: Game) -> NativeHexSolver:
     """The C solver for the game's board, or ``ProvenTargetsError`` saying why not (board too big,
     no C compiler)."""
     from conhex_zero.analysis.native_solver import NativeHexSolver
