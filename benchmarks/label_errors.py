@@ -19,7 +19,6 @@ cost, before a run spends CPU hours on it.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import time
@@ -31,6 +30,7 @@ import torch
 from conhex_zero.agents.evaluators import NetworkEvaluator
 from conhex_zero.analysis.native_solver import NativeHexSolver
 from conhex_zero.analysis.solver import SolverError, stone_masks
+from conhex_zero.bench.output import write_results
 from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.nn.checkpoint import load_checkpoint
 from conhex_zero.train.config import ConfigError
@@ -110,10 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     settled = sum(r["settled"] for r in result["bands"])
     wrong = sum(r["wrong"] for r in result["bands"])
     print(f"settled {settled}, of which wrong {wrong} ({wrong / max(settled, 1):.1%})")
-    out = Path(args.json)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"written {out}")
+    write_results(Path(args.json), result)
     return 0
 
 
