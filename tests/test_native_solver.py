@@ -162,6 +162,51 @@ def test_vulnerable_moves_gain_nothing_by_an_independent_solver():
     assert pairs > 1000 and positions > 300
 
 
+def test_dominated_moves_gain_nothing_by_an_independent_solver():
+    """A dominated move x (every node it links is its dominator y or linked by y) is left out of the
+    search. The pure solver, which knows nothing of it, checks the facts the pruning rests on, on
+    random 4x4 and 5x5 positions: whenever x wins, y wins; y is itself searched (neither vulnerable
+    nor dominated); and the mover wins exactly when some move that is neither wins."""
+    pairs = positions = 0
+    for n, count in ((4, 300), (5, 60)):
+        native = NativeHexSolver(hex_board(n), table_bits=12)
+        pure = HexSolver(hex_board(n), book=False)
+        for first, second, to_move in random_positions(n, count, seed=70 + n):
+            mine, theirs = (first, second) if to_move == 0 else (second, first)
+
+            def after(move: int) -> tuple[int, int]:
+                return (first | 1 << move, second) if to_move == 0 else (first, second | 1 << move)
+
+            def wins(move: int) -> bool:
+                return pure.winner(*after(move), 1 - to_move) == to_move
+
+            dominated = native.dominated(mine, theirs, to_move)
+            vulnerable = native.vulnerable(mine, theirs, to_move)
+            for x, y in dominated.items():
+                assert y != x and (first | second) >> y & 1 == 0
+                assert y not in dominated and y not in vulnerable and x not in vulnerable
+                assert wins(y) or not wins(x), (n, first, second, to_move, x, y)
+                pairs += 1
+            if dominated:
+                empty = ((1 << n * n) - 1) & ~(first | second)
+                kept = [c for c in range(n * n) if empty >> c & 1 and c not in vulnerable and c not in dominated]
+                assert (pure.winner(first, second, to_move) == to_move) == any(wins(c) for c in kept)
+                positions += 1
+    assert pairs > 150 and positions > 100, (pairs, positions)
+
+
+def test_dominated_moves_on_a_hand_made_position():
+    """Hex 4x4, the first player (joining the first and fourth rows) on a2, the second on d4. The
+    corner a1 links the first row, b1 and the a2 stone; b1 links the first row and the a2 stone
+    too (and a1, c1, b2): a1 is dominated by b1, and nothing else is; with the first player's stone
+    gone, a1 is dominated by nothing."""
+    native = NativeHexSolver(hex_board(4), table_bits=10)
+    a1, b1, a2, d4 = 0, 1, 4, 15
+    assert native.dominated(1 << a2, 1 << d4, 0) == {a1: b1}
+    assert native.dominated(0, 1 << d4 | 1 << a2, 0) == {}
+    assert native.prove(1 << a2, 1 << d4, 0) is not None  # and the search with it settles the position
+
+
 def test_every_proof_in_the_table_holds():
     """Not only the root's: every position the search solved on the way (its table, filled positions
     as stored, losses by pruned moves among them) has the value the pure solver gives it, and its

@@ -153,3 +153,46 @@ static u64 prune_proof(u64 proof, u64 v, const u64 *killer) {
         proof |= add;
     }
 }
+
+/* ---- inferior moves: dominated cells ----------------------------------------------------- */
+static int dominate_enabled = 1;
+static long dominated_count;   /* candidate moves left out as dominated, over all expansions */
+
+/* The mover's moves among `cand` dominated by another move of `cand` that is kept (neighbourhood
+ * domination; Hayward et al. 2005, Henderson's thesis): x is dominated by y when every node x links
+ * (its empty neighbours, the mover's groups beside it, the sides it is on) is y or linked by y. With
+ * the mover's stone on y, every such node is in or beside y's group, so each path of the mover through
+ * x has a way round x through that group: x is of no use to the mover then, and playing x is worth no
+ * more than playing y (x, then y for nothing, equals y, then x for nothing). So whenever x wins, y wins.
+ * The condition stays true under more stones of either colour on other cells. The moves are taken the
+ * most links first (then centre first) and x is left out only for a y already kept, so every left-out
+ * move has a kept dominator, which receives its bit in dominator[x]; a loss found without x must keep
+ * that dominator in its proof set (children() adds it). `cand` holds no vulnerable move. */
+static u64 dominated_moves(u64 a, u64 b, int p, u64 cand, u64 *dominator) {
+    if (!dominate_enabled || __builtin_popcountll(cand) < 2) return 0;
+    if (links(a, b, p, 0) < 0) return 0;
+    int order[64], weight[64], n = 0;
+    for (int j = 0; j < N; j++) {
+        int x = ORDER[j];
+        if (!((cand >> x) & 1)) continue;
+        int w = __builtin_popcountll(link_cells[0][x]) + __builtin_popcount(link_sides[0][x]);
+        int i = n++;
+        while (i > 0 && weight[i - 1] < w) { order[i] = order[i - 1]; weight[i] = weight[i - 1]; i--; }
+        order[i] = x; weight[i] = w;
+    }
+    int kept[64], nk = 0;
+    u64 d = 0;
+    for (int i = 0; i < n; i++) {
+        int x = order[i];
+        u64 lx = link_cells[0][x];
+        uint8_t sx = link_sides[0][x];
+        int by = -1;
+        for (int j = 0; j < nk && by < 0; j++) {
+            int y = kept[j];
+            if (!((lx & ~(1ULL << y)) & ~link_cells[0][y]) && !(sx & ~link_sides[0][y])) by = y;
+        }
+        if (by >= 0) { d |= 1ULL << x; dominator[x] = 1ULL << by; }
+        else kept[nk++] = x;
+    }
+    return d;
+}

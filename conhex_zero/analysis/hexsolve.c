@@ -192,6 +192,8 @@ static int children(u64 a, u64 b, int p, u64 must, u64 *moves, Child *kids, uint
     *won = 0;
     u64 killer[64];
     u64 vul = vulnerable_moves(a, b, p, must, killer);   /* left out; their killers join a loss proof */
+    u64 dominator[64];
+    u64 dom = dominated_moves(a, b, p, must & ~vul, dominator);   /* left out; their dominators join a loss proof */
     u64 cand = must;
     u64 lp = *loss_proof;
     int anchored = lp != 0;   /* a semi connection's carrier or a refuted move's proof keeps the sides apart */
@@ -214,6 +216,7 @@ static int children(u64 a, u64 b, int p, u64 must, u64 *moves, Child *kids, uint
         int i = ORDER[j];
         u64 bit = 1ULL << i;
         if (!(cand & bit) || (vul & bit)) continue;
+        if (dom & bit) continue;
         Child k = (known & bit) ? filled[i] : child_of(a, b, p, bit);
         Entry *c = probe(k.ca, k.cb, 1 - p);
         if (c->dn == 0) { *won = 1; *win_proof = c->proof | k.add_co | bit; return 0; }
@@ -225,6 +228,11 @@ static int children(u64 a, u64 b, int p, u64 must, u64 *moves, Child *kids, uint
     for (int i = 0; i < n; i++)
         if (cand & moves[i]) { moves[k] = moves[i]; kids[k] = kids[i]; cpn[k] = cpn[i]; cdn[k] = cdn[i]; k++; }
     pruned_moves += __builtin_popcountll(vul & cand);
+    dominated_count += __builtin_popcountll(dom & cand);
+    if (!k) {   /* a loss: each dominated move left in the region keeps its (refuted) dominator beside it */
+        u64 m2 = dom & cand;
+        while (m2) { int x = __builtin_ctzll(m2); m2 &= m2 - 1; lp |= dominator[x]; }
+    }
     *loss_proof = k ? lp : anchored ? prune_proof(lp, vul & cand, killer) : (FULL & ~(a | b));
     return k;
 }
@@ -404,6 +412,21 @@ u64 hs_vulnerable(u64 a, u64 b, int p, u64 cand, u64 *killers) {
     return v;
 }
 
+/* The mover's dominated moves among `cand` less its vulnerable ones (the mask returned), with the
+ * dominator of each in dominators[hole] (for tests; fill-in is not applied first). */
+u64 hs_dominated(u64 a, u64 b, int p, u64 cand, u64 *dominators) {
+    int was = dominate_enabled, was_prune = prune_enabled;
+    dominate_enabled = 1; prune_enabled = 1;
+    u64 killer[64];
+    u64 c = cand & FULL & ~(a | b);
+    u64 v = vulnerable_moves(a, b, p, c, killer);
+    u64 d = dominated_moves(a, b, p, c & ~v, dominators);
+    dominate_enabled = was; prune_enabled = was_prune;
+    return d;
+}
+
+void hs_set_dominate(int on) { dominate_enabled = on; }
+long hs_dominated_count(void) { return dominated_count; }
 void hs_stop(int on) { stop_requested = on; }
 void hs_set_fill(int on) { fill_enabled = on; }
 void hs_set_prune(int on) { prune_enabled = on; }

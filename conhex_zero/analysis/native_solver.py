@@ -135,6 +135,11 @@ def _load() -> ctypes.CDLL:
         lib.hs_vulnerable.restype = ctypes.c_uint64
         lib.hs_set_prune.argtypes = [ctypes.c_int]
         lib.hs_set_prune.restype = None
+        lib.hs_dominated.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_uint64, u64p]
+        lib.hs_dominated.restype = ctypes.c_uint64
+        lib.hs_set_dominate.argtypes = [ctypes.c_int]
+        lib.hs_set_dominate.restype = None
+        lib.hs_dominated_count.restype = ctypes.c_long
         lib.hs_pruned.restype = ctypes.c_long
         lib.hs_verdicts.argtypes = [ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                                     ctypes.c_void_p, ctypes.c_void_p]
@@ -161,6 +166,9 @@ class NativeHexSolver:
     ``prune_vulnerable``: a move the opponent can make useless with one reply (its killer) is left
     out, and a position whose other moves all lose is lost, the killers joining its proof set
     (``hexfill.h`` has the argument); off, every move of the must-play region is searched.
+    ``prune_dominated``: a move whose every neighbour (empty cell, own group, own side) is another
+    kept move or a neighbour of it is left out (that move wins whenever it does), and the loss proof
+    keeps the dominating move (``hexfill.h``, ``dominated_moves``); off, it is searched.
 
     A call runs in a worker thread, so Ctrl-C in the main thread stops the C search within 64
     expansions (``KeyboardInterrupt`` is raised again once it has stopped).
@@ -168,11 +176,12 @@ class NativeHexSolver:
 
     def __init__(self, board: BoardGraph, table_bits: int = TABLE_BITS, cell_carriers: int | None = 2,
                  list_limits: tuple[int, int, int] = (10, 16, 4), fill_in: bool = True,
-                 prune_vulnerable: bool = True):
+                 prune_vulnerable: bool = True, prune_dominated: bool = True):
         self.geometry = HexSolver(board, max_holes=MAX_NATIVE_HOLES, book=False)  # checks it is Hex
         self.size = self.geometry.size
         self.table_bits = table_bits
-        self.settings = (cell_carriers, *list_limits, bool(fill_in), bool(prune_vulnerable))
+        self.settings = (cell_carriers, *list_limits, bool(fill_in), bool(prune_vulnerable),
+                         bool(prune_dominated))
         self.lib = _load()
         self.neighbours = [self.geometry._dilate(1 << i) & ~(1 << i) for i in range(self.size)]
         self.sides = [mask for pair in self.geometry.player_sides for mask in pair]
@@ -190,10 +199,11 @@ class NativeHexSolver:
         if any_table and _active is not None and _active[:3] + _active[4:] == key[:3] + key[4:]:
             return
         if _active != key:
-            restrict, fc, sc, depth, fill, prune = self.settings
+            restrict, fc, sc, depth, fill, prune, dominate = self.settings
             self.lib.hs_set_cell_carriers(-1 if restrict is None else restrict)
             self.lib.hs_set_fill(int(fill))
             self.lib.hs_set_prune(int(prune))
+            self.lib.hs_set_dominate(int(dominate))
             self.lib.hs_set_limits(fc, sc, depth)
             nb = (ctypes.c_uint64 * 64)(*self.neighbours)
             sides = (ctypes.c_uint64 * 4)(*self.sides)
@@ -306,6 +316,14 @@ class NativeHexSolver:
         killers = (ctypes.c_uint64 * 64)()
         mask = self.lib.hs_vulnerable(mine, theirs, player, (1 << self.size) - 1, killers)
         return {x: killers[x].bit_length() - 1 for x in range(self.size) if mask >> x & 1}
+
+    def dominated(self, mine: int, theirs: int, player: int) -> dict[int, int]:
+        """The mover's dominated moves: ``{hole: dominating hole}``, among the moves that are not
+        vulnerable (the search leaves them out; ``hexfill.h``, ``dominated_moves``)."""
+        self._activate()
+        dominators = (ctypes.c_uint64 * 64)()
+        mask = self.lib.hs_dominated(mine, theirs, player, (1 << self.size) - 1, dominators)
+        return {x: dominators[x].bit_length() - 1 for x in range(self.size) if mask >> x & 1}
 
     def fill(self, mine: int, theirs: int, player: int) -> tuple[int, int]:
         """``(mine, theirs)`` after fill-in: the cells of no use to one player given to the other,
