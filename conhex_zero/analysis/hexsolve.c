@@ -9,8 +9,8 @@
  * cells. A full connection (FC) between two nodes holds whoever moves; a semi connection (SC) holds
  * with one move of its owner (its key). Each has a carrier: the empty cells it needs. Rules:
  *   base: two adjacent nodes, one an empty cell: FC with the empty carrier;
- *   AND over an owned node g (a group or a side): FC(x,g,A) + FC(g,z,B), A and B disjoint and
- *       missing x and z: FC(x,z,A|B); SC(x,g,A) + FC(g,z,B): SC(x,z,A|B);
+ *   AND over an owned node g (a group; a side only when through_sides is set, hsearch.h): FC(x,g,A)
+ *       + FC(g,z,B), A and B disjoint and missing x and z: FC(x,z,A|B); SC(x,g,A) + FC(g,z,B): SC(x,z,A|B);
  *   AND over an empty cell y: FC(x,y,A) + FC(y,z,B): SC(x,z,A|B|y) (key y);
  *   OR: SCs between x and z whose carriers have an empty intersection: FC with their union.
  * Carriers that contain another of the same pair are dropped; each pair keeps a bounded list
@@ -428,6 +428,7 @@ u64 hs_dominated(u64 a, u64 b, int p, u64 cand, u64 *dominators) {
 void hs_set_dominate(int on) { dominate_enabled = on; }
 long hs_dominated_count(void) { return dominated_count; }
 void hs_stop(int on) { stop_requested = on; }
+void hs_set_through_sides(int on) { through_sides = on; }
 void hs_set_fill(int on) { fill_enabled = on; }
 void hs_set_prune(int on) { prune_enabled = on; }
 long hs_pruned(void) { return pruned_moves; }

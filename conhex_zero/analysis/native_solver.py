@@ -139,6 +139,8 @@ def _load() -> ctypes.CDLL:
         lib.hs_dominated.restype = ctypes.c_uint64
         lib.hs_set_dominate.argtypes = [ctypes.c_int]
         lib.hs_set_dominate.restype = None
+        lib.hs_set_through_sides.argtypes = [ctypes.c_int]
+        lib.hs_set_through_sides.restype = None
         lib.hs_dominated_count.restype = ctypes.c_long
         lib.hs_pruned.restype = ctypes.c_long
         lib.hs_verdicts.argtypes = [ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
@@ -160,7 +162,9 @@ class NativeHexSolver:
     H-search's settings (each sound; they trade what it finds for its time): ``cell_carriers``,
     the most cells a connection between two empty cells may need (None: any; 2, the default, keeps
     bridges and their semi connections and is about four times faster on 7 x 7 than None);
-    ``list_limits``, the full and semi connections kept per pair and the OR rule's depth.
+    ``list_limits``, the full and semi connections kept per pair and the OR rule's depth;
+    ``through_sides``, the AND rule over a side as the middle (off by default: 3.4 times faster on
+    Hex 7x7 openings with the same connections between the sides; ``hsearch.h``).
     ``fill_in``: inferior-cell analysis (cells of no use to a player and captured pairs filled in
     before a position is searched; ``fill``); off, the search is the plain one.
     ``prune_vulnerable``: a move the opponent can make useless with one reply (its killer) is left
@@ -176,12 +180,12 @@ class NativeHexSolver:
 
     def __init__(self, board: BoardGraph, table_bits: int = TABLE_BITS, cell_carriers: int | None = 2,
                  list_limits: tuple[int, int, int] = (10, 16, 4), fill_in: bool = True,
-                 prune_vulnerable: bool = True, prune_dominated: bool = True):
+                 prune_vulnerable: bool = True, prune_dominated: bool = True, through_sides: bool = False):
         self.geometry = HexSolver(board, max_holes=MAX_NATIVE_HOLES, book=False)  # checks it is Hex
         self.size = self.geometry.size
         self.table_bits = table_bits
         self.settings = (cell_carriers, *list_limits, bool(fill_in), bool(prune_vulnerable),
-                         bool(prune_dominated))
+                         bool(prune_dominated), bool(through_sides))
         self.lib = _load()
         self.neighbours = [self.geometry._dilate(1 << i) & ~(1 << i) for i in range(self.size)]
         self.sides = [mask for pair in self.geometry.player_sides for mask in pair]
@@ -199,11 +203,12 @@ class NativeHexSolver:
         if any_table and _active is not None and _active[:3] + _active[4:] == key[:3] + key[4:]:
             return
         if _active != key:
-            restrict, fc, sc, depth, fill, prune, dominate = self.settings
+            restrict, fc, sc, depth, fill, prune, dominate, sides = self.settings
             self.lib.hs_set_cell_carriers(-1 if restrict is None else restrict)
             self.lib.hs_set_fill(int(fill))
             self.lib.hs_set_prune(int(prune))
             self.lib.hs_set_dominate(int(dominate))
+            self.lib.hs_set_through_sides(int(sides))
             self.lib.hs_set_limits(fc, sc, depth)
             nb = (ctypes.c_uint64 * 64)(*self.neighbours)
             sides = (ctypes.c_uint64 * 4)(*self.sides)
