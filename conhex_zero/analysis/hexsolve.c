@@ -34,8 +34,9 @@
  * positions, and a filled child's proof set gets the fills of its winner's colour back. Vulnerable
  * moves (made useless by one reply, hexfill.h) are left out; a loss found without them gets their
  * killers in its proof set. So are dominated moves (every neighbour another kept move's or that move,
- * hexfill.h), a loss found without them keeping their dominators in its proof set. The search stops at a node budget, a deadline or a stop request from
- * another thread (hs_stop); hs_export and hs_import carry a search's table into a later run.
+ * hexfill.h), a loss found without them keeping their dominators in its proof set. The search stops
+ * at a node budget, a deadline or a stop request from another thread (hs_stop); hs_export and
+ * hs_import carry a search's table into a later run.
  */
 #include <stdint.h>
 #include <stdlib.h>
