@@ -40,12 +40,14 @@ def write_json(path: str, result: dict) -> Path:
 
 
 def verify(book_dir: str, max_depth: int | None, nodes: int, cell_carriers: int | None, fill_in: bool = True,
-           seconds: float | None = None, partial_json: str | None = None) -> dict:
+           seconds: float | None = None, partial_json: str | None = None, dominate: bool = True,
+           table_bits: int = 22) -> dict:
     """The book's exact results solved again; ``partial_json``: written after every position (with
     ``"complete": false``), so a run stopped early leaves what it checked."""
     opened = book_folder.open_book(book_dir)
     game = parse_game(opened.game) if isinstance(opened.game, str) else opened.game
-    solver = NativeHexSolver(game.board, cell_carriers=cell_carriers, list_limits=(8, 12, 3), fill_in=fill_in)
+    solver = NativeHexSolver(game.board, table_bits=table_bits, cell_carriers=cell_carriers, list_limits=(8, 12, 3),
+                             fill_in=fill_in, prune_dominated=dominate)
     pure = HexSolver(game.board, book=False) if game.num_holes <= 25 else None
     exact = sorted((k for k, n in opened.book.nodes.items() if n.exact and (max_depth is None or key_depth(k) <= max_depth)),
                    key=lambda k: (key_depth(k), k))
@@ -75,7 +77,8 @@ def verify(book_dir: str, max_depth: int | None, nodes: int, cell_carriers: int 
     return {"book": book_dir, "game": str(game), "exact": len(exact), "checked": len(rows), "complete": True,
             "agree": agree, "disagree": disagree,
             "unsettled": unsettled, "cell_carriers": "any" if cell_carriers is None else cell_carriers,
-            "fill_in": fill_in, "nodes": nodes, "seconds": seconds, "positions": rows}
+            "fill_in": fill_in, "dominate": dominate, "table_bits": table_bits, "nodes": nodes, "seconds": seconds,
+            "positions": rows}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="the second solver's most cells between two empty cells (default 1: only adjacent cells; or 'any', slower)")
     parser.add_argument("--fill-in", choices=("on", "off"), default="on",
                         help="the second solver's inferior-cell fill-in (default on; off checks proofs made with it)")
+    parser.add_argument("--dominate", choices=("on", "off"), default="on",
+                        help="the second solver's dominated-move pruning (default on; off checks proofs made with it)")
+    parser.add_argument("--table-bits", type=int, default=22, choices=range(10, 31), metavar="B",
+                        help="the second solver's table holds 2**B positions (default 22; 8x8 openings want 25-26)")
     parser.add_argument("--seconds", type=float, default=None, help="the second solver's time a position (default: none)")
     parser.add_argument("--json", default="runs/bench/verify_proofs.json", help="where the results go")
     args = parser.parse_args(argv)
@@ -95,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         parser.error("--cell-carriers: 'any' or a whole number")
     try:
-        result = verify(args.book, args.depth, args.nodes, cells, args.fill_in == "on", args.seconds, args.json)
+        result = verify(args.book, args.depth, args.nodes, cells, args.fill_in == "on", args.seconds, args.json,
+                        dominate=args.dominate == "on", table_bits=args.table_bits)
     except (BookError, SolverError, OSError) as err:
         print(f"verify_proofs: {args.book}: {err}", file=sys.stderr)
         return 2
