@@ -163,7 +163,7 @@ class NativeHexSolver:
     the most cells a connection between two empty cells may need (None: any; 2, the default, keeps
     bridges and their semi connections and is about four times faster on 7 x 7 than None);
     ``list_limits``, the full and semi connections kept per pair and the OR rule's depth;
-    ``through_sides``, the AND rule over a side as the middle (off by default: 3.4 times faster on
+    ``through_sides``, the AND rule over a side as the middle (off by default: about three times faster on
     Hex 7x7 openings with the same connections between the sides; ``hsearch.h``).
     ``fill_in``: inferior-cell analysis (cells of no use to a player and captured pairs filled in
     before a position is searched; ``fill``); off, the search is the plain one.
