@@ -158,33 +158,41 @@ def test_proof_sets_hold_with_fill_in():
             assert pure.winner(f2, s2, to_move) == winner, (n, first, second, to_move)
 
 
+def positions_with_both_solvers(sizes_counts, seed: int):
+    """(n, native, pure, first, second, to_move, mine, theirs) over random positions of each board size:
+    the native solver and the pure one (which knows nothing of the pruning) side by side, the mover's
+    stones and the opponent's spelled out."""
+    for n, count in sizes_counts:
+        native = NativeHexSolver(hex_board(n), table_bits=12)
+        pure = HexSolver(hex_board(n), book=False)
+        for first, second, to_move in random_positions(n, count, seed=seed + n):
+            mine, theirs = (first, second) if to_move == 0 else (second, first)
+            yield n, native, pure, first, second, to_move, mine, theirs
+
+
 def test_vulnerable_moves_gain_nothing_by_an_independent_solver():
     """A vulnerable move x (of no use to the mover once the opponent holds its killer y) is left out
     of the search. The pure solver, which knows nothing of it, checks both facts the pruning rests on,
     on random 4x4 and 5x5 positions: after x and y the position has the value it has with the
     opponent's stone on x too, and the mover wins exactly when some move that is not vulnerable wins."""
     pairs = positions = 0
-    for n, count in ((4, 300), (5, 40)):
-        native = NativeHexSolver(hex_board(n), table_bits=12)
-        pure = HexSolver(hex_board(n), book=False)
-        for first, second, to_move in random_positions(n, count, seed=60 + n):
-            mine, theirs = (first, second) if to_move == 0 else (second, first)
+    for n, native, pure, first, second, to_move, mine, theirs in positions_with_both_solvers(((4, 300), (5, 40)), 60):
 
-            def position(add_mine: int = 0, add_theirs: int = 0) -> tuple[int, int]:
-                m, t = mine | add_mine, theirs | add_theirs
-                return (m, t) if to_move == 0 else (t, m)
+        def position(add_mine: int = 0, add_theirs: int = 0) -> tuple[int, int]:
+            m, t = mine | add_mine, theirs | add_theirs
+            return (m, t) if to_move == 0 else (t, m)
 
-            vulnerable = native.vulnerable(mine, theirs, to_move)
-            for x, y in vulnerable.items():
-                assert y != x and (first | second) >> y & 1 == 0
-                assert pure.winner(*position(1 << x, 1 << y), to_move) == pure.winner(*position(0, 1 << x | 1 << y), to_move)
-                pairs += 1
-            if vulnerable:
-                empty = ((1 << n * n) - 1) & ~(first | second)
-                others = [c for c in range(n * n) if empty >> c & 1 and c not in vulnerable]
-                some_wins = any(pure.winner(*position(1 << c), 1 - to_move) == to_move for c in others)
-                assert (pure.winner(first, second, to_move) == to_move) == some_wins, (n, first, second, to_move)
-                positions += 1
+        vulnerable = native.vulnerable(mine, theirs, to_move)
+        for x, y in vulnerable.items():
+            assert y != x and (first | second) >> y & 1 == 0
+            assert pure.winner(*position(1 << x, 1 << y), to_move) == pure.winner(*position(0, 1 << x | 1 << y), to_move)
+            pairs += 1
+        if vulnerable:
+            empty = ((1 << n * n) - 1) & ~(first | second)
+            others = [c for c in range(n * n) if empty >> c & 1 and c not in vulnerable]
+            some_wins = any(pure.winner(*position(1 << c), 1 - to_move) == to_move for c in others)
+            assert (pure.winner(first, second, to_move) == to_move) == some_wins, (n, first, second, to_move)
+            positions += 1
     assert pairs > 1000 and positions > 300
 
 
@@ -194,30 +202,26 @@ def test_dominated_moves_gain_nothing_by_an_independent_solver():
     random 4x4 and 5x5 positions: whenever x wins, y wins; y is itself searched (neither vulnerable
     nor dominated); and the mover wins exactly when some move that is neither wins."""
     pairs = positions = 0
-    for n, count in ((4, 300), (5, 60)):
-        native = NativeHexSolver(hex_board(n), table_bits=12)
-        pure = HexSolver(hex_board(n), book=False)
-        for first, second, to_move in random_positions(n, count, seed=70 + n):
-            mine, theirs = (first, second) if to_move == 0 else (second, first)
+    for n, native, pure, first, second, to_move, mine, theirs in positions_with_both_solvers(((4, 300), (5, 60)), 70):
 
-            def after(move: int) -> tuple[int, int]:
-                return (first | 1 << move, second) if to_move == 0 else (first, second | 1 << move)
+        def after(move: int) -> tuple[int, int]:
+            return (first | 1 << move, second) if to_move == 0 else (first, second | 1 << move)
 
-            def wins(move: int) -> bool:
-                return pure.winner(*after(move), 1 - to_move) == to_move
+        def wins(move: int) -> bool:
+            return pure.winner(*after(move), 1 - to_move) == to_move
 
-            dominated = native.dominated(mine, theirs, to_move)
-            vulnerable = native.vulnerable(mine, theirs, to_move)
-            for x, y in dominated.items():
-                assert y != x and (first | second) >> y & 1 == 0
-                assert y not in dominated and y not in vulnerable and x not in vulnerable
-                assert wins(y) or not wins(x), (n, first, second, to_move, x, y)
-                pairs += 1
-            if dominated:
-                empty = ((1 << n * n) - 1) & ~(first | second)
-                kept = [c for c in range(n * n) if empty >> c & 1 and c not in vulnerable and c not in dominated]
-                assert (pure.winner(first, second, to_move) == to_move) == any(wins(c) for c in kept)
-                positions += 1
+        dominated = native.dominated(mine, theirs, to_move)
+        vulnerable = native.vulnerable(mine, theirs, to_move)
+        for x, y in dominated.items():
+            assert y != x and (first | second) >> y & 1 == 0
+            assert y not in dominated and y not in vulnerable and x not in vulnerable
+            assert wins(y) or not wins(x), (n, first, second, to_move, x, y)
+            pairs += 1
+        if dominated:
+            empty = ((1 << n * n) - 1) & ~(first | second)
+            kept = [c for c in range(n * n) if empty >> c & 1 and c not in vulnerable and c not in dominated]
+            assert (pure.winner(first, second, to_move) == to_move) == any(wins(c) for c in kept)
+            positions += 1
     assert pairs > 150 and positions > 100, (pairs, positions)
 
 
