@@ -164,6 +164,55 @@ def _solve(solver, key: str, max_nodes: int, deadline: float | None,
         raise
 
 
+@dataclass
+class Copied:
+    """What ``copy_exact`` found: the keys it copied (with their results for the mover), the
+    positions both books had exact already (agreeing), and those where the books disagree."""
+
+    copied: dict[str, int] = field(default_factory=dict)
+    agreed: int = 0
+    conflicts: list[tuple[str, int, int]] = field(default_factory=list)
+    """(key, the source's result, the target's exact or proven result), each for the mover."""
+
+
+def copy_exact(source: OpenBook, target: OpenBook) -> Copied:
+    """The exact results of ``source`` (another book of the same game) for positions ``target``
+    holds too: a book's key names its position whatever book it is in, and an exact result is the
+    position's, not the book's. Nothing is written: ``copied`` is what would be new to ``target``;
+    ``conflicts`` lists where ``target`` already says the opposite (an exact result, or a value its
+    minimax proved), which must not happen between two right solvers. ValueError when the games
+    differ."""
+    if source.game != target.game:
+        raise ValueError(f"{source.folder} is a book of {source.game}, {target.folder} of {target.game}: "
+                         f"proofs carry only between books of one game")
+    out = Copied()
+    nodes = target.book.nodes
+    for key, node in sorted(source.book.nodes.items()):
+        if not node.exact or key not in nodes:
+            continue
+        mine = nodes[key]
+        known = mine.exact or mine.proven
+        if known == node.exact:
+            out.agreed += 1
+        elif known:
+            out.conflicts.append((key, node.exact, known))
+        else:
+            out.copied[key] = node.exact
+    return out
+
+
+def write_copied(target: OpenBook, copied: dict[str, int]) -> None:
+    """Append the copied results to ``target``'s file (sealed, as ``book prove`` appends its own)
+    and update its values."""
+    if not copied:
+        return
+    for key, result in copied.items():
+        target.book.nodes[key].exact = result
+        carried.forget(target.folder, key)  # a search of a position now exact is of no more use
+    store.append(target.folder, [store.exact_entry(key, result) for key, result in sorted(copied.items())])
+    target.book.update()
+
+
 _worker_solver = None
 
 

@@ -33,7 +33,8 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
         "search cut short is kept in the book and goes on where it stopped (--keep-after).",
         epilog="examples:\n  conhex-zero book prove checkpoints/books/hex6-l4h64 --depth 1 --minutes 15\n"
                "  conhex-zero book prove checkpoints/books/hex6-l4h64 --deepest-first --nodes 2000 --minutes 10\n"
-               "  conhex-zero book prove checkpoints/books/hex8-l4h64c-v6 --first-moves a1,a2 --depth 1 --workers 2")
+               "  conhex-zero book prove checkpoints/books/hex8-l4h64c-v6 --first-moves a1,a2 --depth 1 --workers 2\n"
+               "  conhex-zero book prove checkpoints/books/hex8-l4h64c-v6 --from checkpoints/books/hex8-l4h64c-v5-own --copy-only")
     prove.add_argument("book", metavar="DIR", help="a book folder of a Hex game (up to 8x8, no swap)")
     prove.add_argument("--nodes", type=NODES, default=100_000, metavar="N",
                        help="node expansions the solver may spend on one position (default: 100000)")
@@ -58,18 +59,60 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
                        "on from it; a proof deletes it (default: 5; 0 keeps every search cut short)")
     prove.add_argument("--no-keep", action="store_true",
                        help="neither load nor save searches cut short (every search starts from nothing)")
+    prove.add_argument("--from", dest="sources", action="append", default=[], metavar="SRC",
+                       help="first copy the exact results of the book SRC (same game; repeatable) for the positions this "
+                       "book holds too: a proof is the position's, whatever book it was made in; a result that contradicts "
+                       "this book's own proofs is an error and nothing is copied")
+    prove.add_argument("--copy-only", action="store_true",
+                       help="with --from: copy the results and stop (no solver run, no C compiler needed)")
     prove.add_argument("--quiet", action="store_true", help="no progress bar")
     prove.set_defaults(run=run_prove)
 
 
+def copy_proofs(args: argparse.Namespace, opened) -> dict[str, int]:
+    """--from: every source's exact results for this book's positions, checked against each other and
+    against this book's own before any is written; the results copied (key -> result for the mover)."""
+    from pathlib import Path
+
+    from conhex_zero.book.prove import copy_exact, key_depth, write_copied
+
+    copied: dict[str, int] = {}
+    for source in args.sources:
+        if Path(source).resolve() == Path(opened.folder).resolve():
+            raise CliError(f"--from {source}: that is the book being proved")
+        other = open_checked(source)
+        try:
+            found = copy_exact(other, opened)
+        except ValueError as err:
+            raise CliError(f"--from {source}: {err}") from None
+        clashes = found.conflicts + [(k, r, copied[k]) for k, r in found.copied.items() if copied.get(k, r) != r]
+        if clashes:
+            lines = "\n".join(f"  {k} ({key_depth(k)} pieces): {source} says the mover {'wins' if r > 0 else 'loses'}, "
+                              f"the other says {'wins' if t > 0 else 'loses'}" for k, r, t in clashes[:5])
+            raise CliError(f"--from {source}: {len(clashes)} exact results contradict {args.book}'s (nothing copied; "
+                           f"a solver build was wrong: check both with benchmarks/verify_proofs.py):\n{lines}")
+        copied.update(found.copied)
+        print(f"{source}: {plural(len(found.copied), 'exact result')} to copy, {found.agreed} already here", flush=True)
+    write_copied(opened, copied)
+    return copied
+
+
 def run_prove(args: argparse.Namespace) -> int:
     opened = open_checked(args.book)
+    if args.copy_only and not args.sources:
+        raise CliError("--copy-only copies the results of --from SRC: name a book to copy from")
+    if args.copy_only:
+        with BookLock(opened.folder):
+            copied = copy_proofs(args, opened)
+            store_run(opened, {"type": "prove", "command": command_line(), "minutes": 0.0, "nodes": 0, "workers": 0,
+                               "tried": 0, "proved": 0, "copied": len(copied), "from": args.sources,
+                               "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        print(f"{args.book}: {plural(len(copied), 'exact result')} copied")
+        print(f"conhex-zero book show {args.book}   (the first-move table)")
+        return 0
     from conhex_zero.analysis.native_solver import NativeHexSolver, NativeSolverUnavailable
     from conhex_zero.analysis.solver import SolverError
-    from conhex_zero.book import store
-    from conhex_zero.book.carried import cpu_time, saved_searches, seconds_spent
-    from conhex_zero.book.prove import Keep, candidates, first_move_images, prove_book
-    from conhex_zero.console.progress import progress_bar
+    from conhex_zero.book.prove import first_move_images
     from conhex_zero.games.game import parse_game
 
     game = parse_game(opened.game) if isinstance(opened.game, str) else opened.game
@@ -91,6 +134,27 @@ def run_prove(args: argparse.Namespace) -> int:
             first_moves = first_move_images(game.board, names)
         except ValueError as err:
             raise CliError(f"--first-moves: {err}") from None
+    with BookLock(opened.folder):
+        return _prove_locked(args, opened, solver, first_moves)
+
+
+def command_line() -> str:
+    return "conhex-zero " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+
+
+def store_run(opened, run: dict) -> None:
+    from conhex_zero.book import store
+
+    store.append(opened.folder, [run])
+
+
+def _prove_locked(args: argparse.Namespace, opened, solver, first_moves) -> int:
+    """The copies (--from), then the proof run, with the book's lock held."""
+    from conhex_zero.book.carried import cpu_time, saved_searches, seconds_spent
+    from conhex_zero.book.prove import Keep, candidates, prove_book
+    from conhex_zero.console.progress import progress_bar
+
+    copied = copy_proofs(args, opened) if args.sources else {}
     todo = candidates(opened, args.depth, args.deepest_first, first_moves)
     print(f"{args.book}: {len(opened.book)} positions, {plural(len(todo), 'candidate')} for a proof"
           f"{'' if args.depth is None else f' (at most {args.depth} pieces)'}; {args.nodes} expansions each"
@@ -106,15 +170,17 @@ def run_prove(args: argparse.Namespace) -> int:
         bar.update(1)
         bar.set_postfix_str(f"{proved} proved", refresh=False)
 
-    with BookLock(opened.folder), bar:
+    with bar:
         report = prove_book(opened, solver, args.nodes, deadline, args.depth, on_position=on_position,
                             deepest_first=args.deepest_first, workers=args.workers, table_bits=args.table_bits,
                             first_moves=first_moves,
                             keep=None if args.no_keep else Keep(opened.folder, 60 * args.keep_after))
-        run = {"type": "prove", "command": "conhex-zero " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        run = {"type": "prove", "command": command_line(),
                "minutes": round(report.seconds / 60, 3), "nodes": args.nodes, "workers": args.workers, "tried": report.total_tried,
                "proved": report.total_proved, "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        store.append(opened.folder, [run])
+        if args.sources:
+            run["copied"], run["from"] = len(copied), args.sources
+        store_run(opened, run)
     if report.stopped == "interrupted":
         print("interrupted: every position proved so far is written", flush=True)
     if report.stopped == "time":

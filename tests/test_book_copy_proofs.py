@@ -1,0 +1,108 @@
+"""``book prove --from``: exact results carried from one book of a game into another (a proof is the
+position's, whatever book it was made in), refused where the two books' proofs disagree."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conhex_zero.book import store
+from conhex_zero.book.folder import new_book, open_book
+from conhex_zero.book.prove import copy_exact
+from conhex_zero.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[1]
+HEX4 = str(ROOT / "checkpoints" / "hex4-l3h32.pt")
+
+
+@pytest.fixture(scope="module")
+def two_books(tmp_path_factory):
+    """Two Hex 4x4 books grown without the exact solver from different seeds; the first proved to
+    depth 1. Returns their folders (tests copy them before changing anything)."""
+    base = tmp_path_factory.mktemp("books")
+    proved, plain = base / "proved", base / "plain"
+    for folder, seed in ((proved, "1"), (plain, "2")):
+        assert main(["book", "grow", HEX4, "--out", str(folder), "--nodes", "30", "--sims", "8", "--quiet",
+                     "--no-exact", "--seed", seed]) == 0
+    assert main(["book", "prove", str(proved), "--depth", "1", "--quiet", "--table-bits", "14"]) == 0
+    return proved, plain
+
+
+def copy_of(folder: Path, to: Path) -> Path:
+    import shutil
+
+    shutil.copytree(folder, to)
+    return to
+
+
+def exact_results(folder: Path) -> dict[str, int]:
+    return {k: n.exact for k, n in open_book(folder).book.nodes.items() if n.exact}
+
+
+def test_copy_only_carries_every_shared_proof_and_records_it(two_books, tmp_path, capsys):
+    proved, plain = two_books
+    target = copy_of(plain, tmp_path / "target")
+    source_exact = exact_results(proved)
+    shared = {k: r for k, r in source_exact.items() if k in open_book(target).book.nodes}
+    assert len(shared) >= 8 and not exact_results(target)
+    assert main(["book", "prove", str(target), "--from", str(proved), "--copy-only"]) == 0
+    out = capsys.readouterr().out
+    assert f"{len(shared)} exact results copied" in out
+    assert exact_results(target) == shared
+    # the openings the copies reach are decided by them in the table, on the proofs' side
+    assert main(["book", "show", str(target), "--json", str(tmp_path / "t.json")]) == 0
+    table = json.loads((tmp_path / "t.json").read_text())
+    proven = [m for m in table["openings"] if m["proven"] in ("win", "loss")]
+    assert len(proven) >= 8 and all(m["decided"] and (m["win_rate"] > 0.5) == (m["proven"] == "win") for m in proven)
+    records = [json.loads(line) for line in (target / "book.jsonl").read_text().splitlines()]
+    assert any(r.get("type") == "prove" and r.get("copied") == len(shared) and r.get("from") == [str(proved)]
+               for r in records)
+    # again: nothing new, everything agrees
+    assert main(["book", "prove", str(target), "--from", str(proved), "--copy-only"]) == 0
+    assert f"0 exact results to copy, {len(shared)} already here" in capsys.readouterr().out
+
+
+def test_copied_positions_are_not_searched_again(two_books, tmp_path, capsys):
+    proved, plain = two_books
+    target = copy_of(plain, tmp_path / "target")
+    assert main(["book", "prove", str(target), "--depth", "1", "--quiet", "--table-bits", "14"]) == 0
+    alone = capsys.readouterr().out
+    fresh = copy_of(plain, tmp_path / "fresh")
+    assert main(["book", "prove", str(fresh), "--from", str(proved), "--depth", "1", "--quiet", "--table-bits", "14"]) == 0
+    both = capsys.readouterr().out
+    tried = [int(line.split(" candidate")[0].rsplit(" ", 1)[1]) for line in (alone, both)
+             for line in line.splitlines() if "for a proof" in line]
+    assert tried[1] < tried[0], (alone, both)
+    assert exact_results(fresh) == exact_results(target)  # the same results, by copy or by search
+
+
+def test_a_contradiction_is_refused_and_nothing_is_copied(two_books, tmp_path, capsys):
+    proved, plain = two_books
+    target = copy_of(plain, tmp_path / "target")
+    source_exact = exact_results(proved)
+    nodes = open_book(target).book.nodes
+    key = next(k for k in sorted(source_exact) if k in nodes)
+    store.append(target, [store.exact_entry(key, -source_exact[key])])  # a wrong proof in the target
+    before = exact_results(target)
+    found = copy_exact(open_book(proved), open_book(target))
+    assert [c[0] for c in found.conflicts] == [key]
+    assert main(["book", "prove", str(target), "--from", str(proved), "--copy-only"]) != 0
+    err = capsys.readouterr().err
+    assert "contradict" in err and key in err and "nothing copied" in err
+    assert exact_results(target) == before
+
+
+def test_bad_sources_are_clear_errors(two_books, tmp_path, capsys):
+    proved, plain = two_books
+    assert main(["book", "prove", str(plain), "--copy-only"]) != 0
+    assert "--from" in capsys.readouterr().err
+    assert main(["book", "prove", str(plain), "--from", str(plain), "--copy-only"]) != 0
+    assert "the book being proved" in capsys.readouterr().err
+    assert main(["book", "prove", str(plain), "--from", str(tmp_path / "none"), "--copy-only"]) != 0
+    assert "no book at" in capsys.readouterr().err
+    other = tmp_path / "hex5"
+    new_book(other, "hex-5", [], "start", "model.pt", "0", 8)
+    assert main(["book", "prove", str(plain), "--from", str(other), "--copy-only"]) != 0
+    assert "one game" in capsys.readouterr().err
