@@ -106,3 +106,66 @@ def test_bad_sources_are_clear_errors(two_books, tmp_path, capsys):
     new_book(other, "hex-5", [], "start", "model.pt", "0", 8)
     assert main(["book", "prove", str(plain), "--from", str(other), "--copy-only"]) != 0
     assert "one game" in capsys.readouterr().err
+
+
+HEX5 = str(ROOT / "checkpoints" / "hex5-l4h64.pt")
+HEX6 = str(ROOT / "checkpoints" / "hex6-l4h64.pt")
+
+
+def test_a_proof_run_writes_what_its_searches_settled_below_and_all_of_it_is_right(tmp_path, capsys):
+    """Hex 5x5: proving the openings settles deeper book positions in the solver's table on the way;
+    the run writes those too (harvest), and every exact result agrees with the pure solver."""
+    from conhex_zero.analysis.solver import HexSolver
+    from conhex_zero.book.prove import solver_form
+    from conhex_zero.games.hex import hex_board
+
+    folder = tmp_path / "b"
+    assert main(["book", "grow", HEX5, "--out", str(folder), "--nodes", "60", "--sims", "8", "--quiet",
+                 "--no-exact"]) == 0
+    assert main(["book", "prove", str(folder), "--depth", "1", "--quiet", "--table-bits", "16"]) == 0
+    out = capsys.readouterr().out
+    nodes = open_book(folder).book.nodes
+    deeper = {k: n.exact for k, n in nodes.items() if n.exact and n.pieces > 1}
+    assert deeper and f"and {len(deeper)} other position" in out, out
+    truth = HexSolver(hex_board(5))
+    assert all((n.exact > 0) == truth.mover_wins(*solver_form(k)) for k, n in nodes.items() if n.exact)
+
+
+def test_a_saved_search_file_is_a_source_too(tmp_path, capsys):
+    """--from FILE: a search cut short and saved (searches/*.gz) gives a Hex 6x6 book the positions its
+    table solved, each as a fresh search finds it; a file that is not a saved search is a clear error."""
+    from conhex_zero.analysis.native_solver import NativeHexSolver
+    from conhex_zero.book import carried
+    from conhex_zero.book.prove import solver_form
+    from conhex_zero.games.hex import hex_board
+
+    folder = tmp_path / "b"
+    assert main(["book", "grow", HEX6, "--out", str(folder), "--nodes", "200", "--sims", "8", "--quiet",
+                 "--no-exact"]) == 0
+    book = open_book(folder).book
+    solver = NativeHexSolver(hex_board(6), table_bits=16)
+    # the search of the opening with the most book positions below it, saved as book prove saves one
+    root = max((k for k, n in book.nodes.items() if n.pieces == 1), key=lambda k: (book.nodes[k].size, k))
+    solver.lib.hs_clear()
+    form = solver_form(root)
+    assert solver.prove(*form, max_nodes=200_000) is not None
+    saved = carried.save(tmp_path / "keep", carried.Carried(root, 1, solver.nodes, 1.0, solver.export_table(below=form)),
+                         solver.size, solver.entry_bytes)
+    assert main(["book", "prove", str(folder), "--from", str(saved), "--copy-only"]) == 0
+    copied = int(capsys.readouterr().out.split(" exact result")[0].rsplit(" ", 1)[1])
+    nodes = open_book(folder).book.nodes
+    assert copied > 1 and sum(1 for n in nodes.values() if n.exact) == copied and nodes[root].exact
+    fresh = NativeHexSolver(hex_board(6), table_bits=16)
+    for key, node in nodes.items():
+        if node.exact:
+            fresh.lib.hs_clear()
+            mine, theirs, mover = solver_form(key)
+            result = fresh.prove(mine, theirs, mover, max_nodes=200_000)
+            assert result is not None and result[0] == (node.exact > 0), key
+    junk = tmp_path / "junk.gz"
+    junk.write_bytes(b"not a search")
+    assert main(["book", "prove", str(folder), "--from", str(junk), "--copy-only"]) != 0
+    assert "not a saved search" in capsys.readouterr().err
+    other = NativeHexSolver(hex_board(4), table_bits=12)
+    with pytest.raises(ValueError, match="36 holes, not 16"):
+        carried.read(saved, other.size, other.entry_bytes)

@@ -404,6 +404,18 @@ int hs_entry(long i, u64 *out) {
     return e->pn == 0;
 }
 
+/* What the table knows of a position (filled in first, as the search stores it): 1 the mover wins, 0 it
+ * loses, -1 not solved or not in the table. A search's table holds exact results for many positions
+ * below its root; book prove writes those of the book's positions into the book. */
+int hs_known(u64 a, u64 b, int p) {
+    u64 add_a, add_b;
+    if ((a & b) || ((a | b) & ~FULL) || p < 0 || p > 1) return -1;
+    fill_in(&a, &b, p, &add_a, &add_b);
+    Entry *e = lookup(a, b, p);
+    if (!e || (e->pn && e->dn)) return -1;
+    return e->pn == 0;
+}
+
 /* The mover's vulnerable moves among `cand` (the mask returned), with one killer each in
  * killers[hole] (for tests; fill-in is not applied first). */
 u64 hs_vulnerable(u64 a, u64 b, int p, u64 cand, u64 *killers) {

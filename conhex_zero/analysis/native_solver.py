@@ -121,6 +121,8 @@ def _load() -> ctypes.CDLL:
         lib.hs_stop.argtypes = [ctypes.c_int]
         lib.hs_stop.restype = None
         lib.hs_set_fill.argtypes = [ctypes.c_int]
+        lib.hs_known.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int]
+        lib.hs_known.restype = ctypes.c_int
         lib.hs_fill.argtypes = [u64p, u64p, ctypes.c_int]
         lib.hs_fill.restype = None
         lib.hs_fill_cells.restype = ctypes.c_long
@@ -337,6 +339,14 @@ class NativeHexSolver:
         a, b = ctypes.c_uint64(mine), ctypes.c_uint64(theirs)
         self.lib.hs_fill(ctypes.byref(a), ctypes.byref(b), player)
         return a.value, b.value
+
+    def known(self, mine: int, theirs: int, player: int) -> bool | None:
+        """What this solver's table holds on the position (the mover, ``player``, owns ``mine``): True
+        the mover wins, False it loses (exact: a solved entry of a search, or of an imported table),
+        None not solved there. Searches nothing."""
+        self._activate()
+        known = self.lib.hs_known(mine, theirs, player)
+        return None if known < 0 else bool(known)
 
     def connection(self, mine: int, theirs: int, player: int) -> tuple[int, int]:
         """``(2 full / 1 semi / 0 none, carrier)``: H-search's verdict on ``player``'s two sides."""

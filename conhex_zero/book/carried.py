@@ -66,6 +66,26 @@ def load(book_folder: Path, key: str, holes: int, entry_bytes: int) -> Carried |
     return Carried(key, int(header["runs"]), int(header["expansions"]), float(header["seconds"]), data)
 
 
+def read(path: Path, holes: int, entry_bytes: int) -> Carried:
+    """A saved search file by its path (a book's ``searches/*.gz``, or a copy of one from the book's
+    history); ValueError saying why it cannot be loaded by a solver of ``holes`` holes."""
+    try:
+        raw = gzip.decompress(Path(path).read_bytes())
+        line, _, data = raw.partition(b"\n")
+        header = json.loads(line)
+    except (OSError, EOFError, ValueError, gzip.BadGzipFile) as err:
+        raise ValueError(f"{path} is not a saved search ({getattr(err, 'strerror', None) or err})") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise ValueError(f"{path} is not a saved search (no {FORMAT!r} header)")
+    if header.get("holes") != holes:
+        raise ValueError(f"{path} is a search of a board of {header.get('holes')} holes, not {holes}")
+    if (header.get("entry_bytes") != entry_bytes or header.get("byteorder") != sys.byteorder
+            or len(data) != entry_bytes * int(header.get("entries", -1))):
+        raise ValueError(f"{path} was saved by another build of the solver or is cut short")
+    return Carried(str(header.get("key", "")), int(header.get("runs", 0)), int(header.get("expansions", 0)),
+                   float(header.get("seconds", 0.0)), data)
+
+
 def save(book_folder: Path, carried: Carried, holes: int, entry_bytes: int) -> Path:
     """Writes the search (a whole new file replaces the old one at once: a run killed while it
     writes leaves the previous save)."""

@@ -15,6 +15,7 @@ the pie rule).
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
@@ -64,6 +65,10 @@ class ProveReport:
     stopped: str = ""
     cut: int = 0
     """Positions whose search the deadline stopped (neither tried nor proved)."""
+    harvested: int = 0
+    """Other positions of the book the searches' tables settled (exact results written too)."""
+    conflicts: list[str] = field(default_factory=list)
+    """Positions where a table's result contradicted the book's own proof (neither written)."""
 
     @property
     def total_tried(self) -> int:
@@ -96,6 +101,74 @@ def candidates(opened: OpenBook, max_depth: int | None = None, deepest_first: bo
     if deepest_first:
         return sorted(out, key=lambda k: (k == start, -key_depth(k), k))
     return sorted(out, key=lambda k: (k == start, key_depth(k), k))
+
+
+Images = tuple[tuple[int, int, int], ...]
+"""A position in the solver's form, once per symmetry of the board: (the mover's stones, the
+opponent's, the mover)."""
+
+
+def open_positions(opened: OpenBook, include_exact: bool = False) -> list[tuple[str, Images]]:
+    """The book's positions that are not exact yet (``include_exact``: those too; no swap left), each
+    with all its images in the solver's form: a search's table holds its positions in the frame of its
+    root, which need not be the frame of a book key below it."""
+    from conhex_zero.book.keys import Canonical
+    from conhex_zero.env.vec_env import VecEnv
+
+    canonical = Canonical(VecEnv(opened.game))
+    out = []
+    for key, node in sorted(opened.book.nodes.items()):
+        if (node.exact and not include_exact) or not key.endswith("|-"):
+            continue
+        images = set()
+        for k in range(len(canonical.tables)):
+            images.add(solver_form(canonical.image_key(key, k)))
+        out.append((key, tuple(sorted(images))))
+    return out
+
+
+def solver_form(key: str) -> tuple[int, int, int]:
+    """A key's position as the solver takes it: (the mover's stones, the opponent's, the mover)."""
+    first, second, mover, _ = parse_key(key)
+    return (first, second, mover) if mover == 0 else (second, first, mover)
+
+
+def harvest(solver, positions: list[tuple[str, Images]], skip: str = "") -> dict[str, int]:
+    """The exact results ``solver``'s table holds (``NativeHexSolver.known``: the solved entries of its
+    searches, or of a table imported into it) for ``positions`` (``open_positions``), ``skip`` left out:
+    key -> +1/-1 for the player to move. Every image is looked up: fill-in can make a position that
+    lacks the search's first stones one the search met (about 5 microseconds a look-up)."""
+    out = {}
+    for key, images in positions:
+        if key == skip:
+            continue
+        for image in images:
+            known = solver.known(*image)
+            if known is not None:
+                out[key] = 1 if known else -1
+                break
+    return out
+
+
+class Harvester:
+    """``harvest`` after a search, at most a tenth of the time: a solver's table keeps every search of
+    the run (a worker's: of its searches), so a harvest after a long search takes in what the short ones
+    before it settled too."""
+
+    def __init__(self, positions: list[tuple[str, Images]], share: float = 0.1):
+        self.positions = positions
+        self.share = share
+        self.cost = 0.0
+        self.last = -math.inf
+
+    def after(self, solver, key: str, force: bool = False) -> dict[str, int]:
+        now = time.monotonic()
+        if not self.positions or (not force and now - self.last < self.cost / self.share):
+            return {}
+        found = harvest(solver, self.positions, skip=key)
+        self.last = time.monotonic()
+        self.cost = self.last - now
+        return found
 
 
 def first_move_images(board, names: list[str]) -> frozenset[int]:
@@ -216,23 +289,26 @@ def write_copied(target: OpenBook, copied: dict[str, int]) -> None:
 _worker_solver = None
 
 
-def _start_worker(game: str, table_bits: int, keep: Keep | None = None) -> None:
+def _start_worker(game: str, table_bits: int, keep: Keep | None = None,
+                  positions: list[tuple[str, Images]] | None = None) -> None:
     """A worker process's own solver (and table); Ctrl-C is the main process's to handle."""
     import signal
 
     from conhex_zero.analysis.native_solver import NativeHexSolver
     from conhex_zero.games.game import parse_game
 
-    global _worker_solver, _worker_keep
+    global _worker_solver, _worker_keep, _worker_harvester
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # the main process ends the pool with SIGTERM (after Ctrl-C): the search in flight stops and,
     # kept, is saved before the worker exits (_solve), instead of losing what it did since its last save
     signal.signal(signal.SIGTERM, _interrupt)
     _worker_solver = NativeHexSolver(parse_game(game).board, table_bits=table_bits)
     _worker_keep = keep
+    _worker_harvester = Harvester(positions or [])
 
 
 _worker_keep: Keep | None = None
+_worker_harvester = Harvester([])
 
 
 _searching = False
@@ -245,15 +321,17 @@ def _interrupt(signum, frame) -> None:
     os._exit(0)
 
 
-def _worker_solve(task: tuple[str, int, float | None]) -> tuple[str, int | None, bool]:
+def _worker_solve(task: tuple[str, int, float | None]) -> tuple[tuple[str, int | None, bool], dict[str, int]]:
+    """A candidate's search, and what its table settled of the book's other positions (``harvest``)."""
     global _searching
     _searching = True
     try:
-        return _solve(_worker_solver, *task, keep=_worker_keep)
+        outcome = _solve(_worker_solver, *task, keep=_worker_keep)
     except KeyboardInterrupt:  # the pool is being ended: the search is saved, nothing to report
         os._exit(0)
     finally:
         _searching = False
+    return outcome, _worker_harvester.after(_worker_solver, task[0])
 
 
 def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None = None,
@@ -280,6 +358,18 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
             pending = []
         last_flush = time.monotonic()
 
+    def record_harvest(found: dict[str, int]) -> None:
+        for key, result in sorted(found.items()):
+            node = opened.book.nodes.get(key)
+            if node is None or node.exact:
+                continue
+            if node.proven and node.proven != result:  # two exact judgements disagree: write neither
+                report.conflicts.append(key)
+                continue
+            node.exact = result
+            report.harvested += 1
+            pending.append(store.exact_entry(key, result))
+
     def record(key: str, result: int | None, cut: bool) -> None:
         if cut:  # the deadline, not the budget: neither tried nor proved
             report.stopped = "time"
@@ -297,21 +387,28 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
             flush()
 
     todo = candidates(opened, max_depth, deepest_first, first_moves)
+    positions = open_positions(opened) if todo else []
+    harvester = Harvester(positions)
     pool = None
     try:
         if workers <= 1:
             for key in todo:
+                if opened.book.nodes[key].exact:  # settled meanwhile by another search's table
+                    continue
                 outcome = _solve(solver, key, max_nodes, deadline, keep)
                 record(*outcome)
+                record_harvest(harvester.after(solver, key))
                 if outcome[2]:
                     break
+            record_harvest(harvester.after(solver, "", force=True))  # what the last searches settled
         else:
             import multiprocessing
 
             game = opened.game if isinstance(opened.game, str) else str(opened.game)
-            pool = multiprocessing.get_context("spawn").Pool(workers, _start_worker, (game, table_bits, keep))
-            for outcome in pool.imap_unordered(_worker_solve, [(k, max_nodes, deadline) for k in todo], chunksize=1):
+            pool = multiprocessing.get_context("spawn").Pool(workers, _start_worker, (game, table_bits, keep, positions))
+            for outcome, found in pool.imap_unordered(_worker_solve, [(k, max_nodes, deadline) for k in todo], chunksize=1):
                 record(*outcome)
+                record_harvest(found)
             pool.close()
             pool.join()
     except KeyboardInterrupt:  # Ctrl-C, kill -INT: keep what was proved

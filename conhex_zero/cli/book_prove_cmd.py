@@ -60,9 +60,10 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
     prove.add_argument("--no-keep", action="store_true",
                        help="neither load nor save searches cut short (every search starts from nothing)")
     prove.add_argument("--from", dest="sources", action="append", default=[], metavar="SRC",
-                       help="first copy the exact results of the book SRC (same game; repeatable) for the positions this "
-                       "book holds too: a proof is the position's, whatever book it was made in; a result that contradicts "
-                       "this book's own proofs is an error and nothing is copied")
+                       help="first copy the exact results of SRC for the positions this book holds: SRC is another book of "
+                       "the same game, or a saved search file (a book's searches/*.gz, or a copy of one from its history: the "
+                       "positions its table solved); repeatable. A proof is the position's, whatever book or search made it; a "
+                       "result that contradicts this book's own proofs is an error and nothing is copied")
     prove.add_argument("--copy-only", action="store_true",
                        help="with --from: copy the results and stop (no solver run, no C compiler needed)")
     prove.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -80,11 +81,13 @@ def copy_proofs(args: argparse.Namespace, opened) -> dict[str, int]:
     for source in args.sources:
         if Path(source).resolve() == Path(opened.folder).resolve():
             raise CliError(f"--from {source}: that is the book being proved")
-        other = open_checked(source)
-        try:
-            found = copy_exact(other, opened)
-        except ValueError as err:
-            raise CliError(f"--from {source}: {err}") from None
+        if Path(source).is_file():
+            found = copy_from_search(Path(source), opened)
+        else:
+            try:
+                found = copy_exact(open_checked(source), opened)
+            except ValueError as err:
+                raise CliError(f"--from {source}: {err}") from None
         clashes = found.conflicts + [(k, r, copied[k]) for k, r in found.copied.items() if copied.get(k, r) != r]
         if clashes:
             lines = "\n".join(f"  {k} ({key_depth(k)} pieces): {source} says the mover {'wins' if r > 0 else 'loses'}, "
@@ -95,6 +98,38 @@ def copy_proofs(args: argparse.Namespace, opened) -> dict[str, int]:
         print(f"{source}: {plural(len(found.copied), 'exact result')} to copy, {found.agreed} already here", flush=True)
     write_copied(opened, copied)
     return copied
+
+
+def copy_from_search(path, opened):
+    """--from FILE: the exact results a saved search (a book's searches/*.gz, or a copy of one from its
+    history) holds for the book's positions, as ``copy_exact`` reports another book's."""
+    from conhex_zero.analysis.native_solver import NativeHexSolver, NativeSolverUnavailable
+    from conhex_zero.analysis.solver import SolverError
+    from conhex_zero.book import carried
+    from conhex_zero.book.prove import Copied, harvest, open_positions
+    from conhex_zero.games.game import parse_game
+
+    game = parse_game(opened.game) if isinstance(opened.game, str) else opened.game
+    try:
+        solver = NativeHexSolver(game.board, table_bits=20)
+        saved = carried.read(path, solver.size, solver.entry_bytes)
+    except NativeSolverUnavailable as err:
+        raise CliError(str(err)) from None
+    except (SolverError, ValueError) as err:
+        raise CliError(f"--from {path}: {err}") from None
+    solver.lib.hs_clear()
+    solver.import_table(saved.entries)
+    nodes = opened.book.nodes
+    out = Copied()
+    for key, result in harvest(solver, open_positions(opened, include_exact=True)).items():
+        known = nodes[key].exact or nodes[key].proven
+        if known == result:
+            out.agreed += 1
+        elif known:
+            out.conflicts.append((key, result, known))
+        else:
+            out.copied[key] = result
+    return out
 
 
 def run_prove(args: argparse.Namespace) -> int:
@@ -191,6 +226,12 @@ def _prove_locked(args: argparse.Namespace, opened, solver, first_moves) -> int:
         print(f"  {depth} pieces: {report.proved.get(depth, 0)} of {report.tried[depth]} proved")
     print(f"{args.book}: {report.total_proved} of {plural(report.total_tried, 'position')} proved in "
           f"{report.seconds / 60:.1f} minutes")
+    if report.harvested:
+        print(f"  and {plural(report.harvested, 'other position')} of the book settled in the searches' tables "
+              f"(exact results written too)")
+    if report.conflicts:
+        print(f"warning: {plural(len(report.conflicts), 'position')} where a search's table contradicts the book's own "
+              f"proof (neither written; a solver build is wrong): {', '.join(report.conflicts[:3])}", file=sys.stderr)
     kept = [] if args.no_keep else saved_searches(opened.folder)
     if kept:
         print(f"{plural(len(kept), 'search', 'searches')} cut short kept in {opened.folder / 'searches'} "
