@@ -661,3 +661,26 @@ def test_book_prove_refuses_what_it_cannot_prove(tmp_path, capsys):
         new_book(folder, game, [], "start", "model.pt", "0", 8)  # a header: enough to be refused
         assert main(["book", "prove", str(folder)]) != 0
         assert words in capsys.readouterr().err
+
+
+def test_first_moves_are_a_queue_in_the_order_given(tmp_path):
+    """--first-moves d1,a1: at each depth the positions below d1 (or its image a4) come before those
+    below a1 (or d4), and the other way round for a1,d1; the set is the same whichever order is given."""
+    from conhex_zero.book.prove import candidates, first_move_images, first_move_ranks
+
+    folder = tmp_path / "b"
+    assert main(["book", "grow", HEX4, "--out", str(folder), "--nodes", "40", "--sims", "8", "--quiet",
+                 "--no-exact"]) == 0
+    opened = open_book(folder)
+    board = hex_board(4)
+    ranks = first_move_ranks(board, ["d1", "a1"])
+    assert ranks == {3: 0, 12: 0, 0: 1, 15: 1} and frozenset(ranks) == first_move_images(board, ["a1", "d1"])
+    nodes = opened.book.nodes
+    for names in (["d1", "a1"], ["a1", "d1"]):  # both orders: the keys' own order cannot pass both
+        ranks = first_move_ranks(board, names)
+        queue = candidates(opened, first_moves=ranks)
+        assert sorted(queue) == sorted(candidates(opened, first_moves=first_move_images(board, ["a1", "d1"])))
+        for depth in {nodes[k].pieces for k in queue}:
+            order = [ranks[nodes[k].line[0]] for k in queue if nodes[k].pieces == depth]
+            assert order == sorted(order), (names, depth)
+        assert {ranks[nodes[k].line[0]] for k in queue if nodes[k].pieces == 1} == {0, 1}

@@ -80,13 +80,14 @@ class ProveReport:
 
 
 def candidates(opened: OpenBook, max_depth: int | None = None, deepest_first: bool = False,
-               first_moves: frozenset[int] | None = None) -> list[str]:
+               first_moves: frozenset[int] | dict[int, int] | None = None) -> list[str]:
     """Keys of the book's positions worth a proof: not exact yet, not proven by the book's own
     searches, no swap left; shallowest first (then in the order of the keys), the book's start
     position last (its moves are the table: what the start's value adds, they already say).
     ``deepest_first``: the book's leaves first, the positions a budget settles most often, whose
     proofs the minimax carries up. ``first_moves``: only positions the book reached by one of these
-    first moves (real hole ids; give every symmetric image, ``first_move_images``)."""
+    first moves (real hole ids; give every symmetric image, ``first_move_images``); as a dict (hole ->
+    rank, ``first_move_ranks``), the positions of a depth come in the order of their first moves' ranks."""
     out = []
     for key, node in opened.book.nodes.items():
         if node.exact or node.proven or not key.endswith("|-"):
@@ -98,9 +99,16 @@ def candidates(opened: OpenBook, max_depth: int | None = None, deepest_first: bo
             continue
         out.append(key)
     start = opened.book.start
+    ranks = first_moves if isinstance(first_moves, dict) else {}
+    nodes = opened.book.nodes
+
+    def rank(k: str) -> int:
+        line = nodes[k].line
+        return ranks.get(line[0], 0) if line else 0
+
     if deepest_first:
-        return sorted(out, key=lambda k: (k == start, -key_depth(k), k))
-    return sorted(out, key=lambda k: (k == start, key_depth(k), k))
+        return sorted(out, key=lambda k: (k == start, -key_depth(k), rank(k), k))
+    return sorted(out, key=lambda k: (k == start, key_depth(k), rank(k), k))
 
 
 Images = tuple[tuple[int, int, int], ...]
@@ -171,16 +179,26 @@ class Harvester:
         return found
 
 
-def first_move_images(board, names: list[str]) -> frozenset[int]:
+def first_move_ranks(board, names: list[str]) -> dict[int, int]:
     """The holes ``names`` name and their images under the board's symmetries that keep each
     player's sides (a book keeps one position for each group; a symmetry that exchanges the sides
-    makes a first move the second player's stone, another opening); ValueError naming what is not
-    a hole."""
+    makes a first move the second player's stone, another opening), each with the place of its name
+    in ``names`` (the first, where a group is named twice); ValueError naming what is not a hole."""
     index = board.hole_index
     unknown = [n for n in names if n not in index]
     if unknown:
         raise ValueError(f"not a hole of the board: {', '.join(unknown)} (holes are named like {board.hole_names[0]})")
-    return frozenset(s.hole_perm[index[n]] for n in names for s in board.symmetries if not s.exchanges_sides)
+    ranks: dict[int, int] = {}
+    for place, name in enumerate(names):
+        for symmetry in board.symmetries:
+            if not symmetry.exchanges_sides:
+                ranks.setdefault(int(symmetry.hole_perm[index[name]]), place)
+    return ranks
+
+
+def first_move_images(board, names: list[str]) -> frozenset[int]:
+    """``first_move_ranks``' holes, without their order."""
+    return frozenset(first_move_ranks(board, names))
 
 
 def _solve(solver, key: str, max_nodes: int, deadline: float | None,

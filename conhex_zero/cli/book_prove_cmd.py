@@ -49,7 +49,8 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
                        help="the solver's table holds 2**B positions, 48 bytes each (default: 22, 192 MiB)")
     prove.add_argument("--first-moves", default=None, metavar="MOVES",
                        help="only the positions reached by these first moves or their mirror images, comma-separated "
-                       "(e.g. a1,b2; default: every position)")
+                       "(e.g. a1,b2; default: every position); at each depth, in the order given (a queue: with --workers, "
+                       "a worker whose search ends takes the next)")
     prove.add_argument("--workers", type=WORKERS, default=1, metavar="W",
                        help="W processes, each with its own solver and table, take the positions in turn (default: 1; "
                        "2 on two cores roughly halves a run)")
@@ -147,7 +148,7 @@ def run_prove(args: argparse.Namespace) -> int:
         return 0
     from conhex_zero.analysis.native_solver import NativeHexSolver, NativeSolverUnavailable
     from conhex_zero.analysis.solver import SolverError
-    from conhex_zero.book.prove import first_move_images
+    from conhex_zero.book.prove import first_move_ranks
     from conhex_zero.games.game import parse_game
 
     game = parse_game(opened.game) if isinstance(opened.game, str) else opened.game
@@ -166,7 +167,7 @@ def run_prove(args: argparse.Namespace) -> int:
         if not names:
             raise CliError("--first-moves: give hole names, comma-separated (e.g. a1,b2)")
         try:
-            first_moves = first_move_images(game.board, names)
+            first_moves = first_move_ranks(game.board, names)
         except ValueError as err:
             raise CliError(f"--first-moves: {err}") from None
     with BookLock(opened.folder):
