@@ -129,6 +129,10 @@ def test_a_proof_run_writes_what_its_searches_settled_below_and_all_of_it_is_rig
     assert deeper and f"and {len(deeper)} other position" in out, out
     truth = HexSolver(hex_board(5))
     assert all((n.exact > 0) == truth.mover_wins(*solver_form(k)) for k, n in nodes.items() if n.exact)
+    exact = sum(1 for n in nodes.values() if n.exact)
+    assert main(["book", "show", str(folder), "--json", str(tmp_path / "t.json")]) == 0
+    assert f"exact: {exact} positions of the book" in capsys.readouterr().out
+    assert json.loads((tmp_path / "t.json").read_text())["exact_positions"] == exact
 
 
 def test_a_saved_search_file_is_a_source_too(tmp_path, capsys):

@@ -422,6 +422,7 @@ def run_show(args: argparse.Namespace) -> int:
 
     data["searches_kept"] = [{k: h.get(k) for k in ("key", "runs", "expansions", "seconds", "saved")}
                              for h in saved_searches(opened.folder)]
+    data["exact_positions"] = exact_positions(opened)
     data["models"] = opened.models()
     data["mixed_models"] = len(data["models"]) > 1
     if table is not None:
@@ -504,6 +505,11 @@ def _pie_rule(game: str) -> bool:
     return parse_game(game).swap
 
 
+def exact_positions(opened) -> int:
+    """The book's positions with an exact result of the native solver (``book prove``)."""
+    return sum(1 for node in opened.book.nodes.values() if node.exact)
+
+
 def format_table(opened, rows, source: str | None, top: int = 0, table: dict[str, float] | None = None) -> str:
     from conhex_zero.book.table import CONVENTION
 
@@ -553,6 +559,10 @@ def format_table(opened, rows, source: str | None, top: int = 0, table: dict[str
     lines.append("")
     decided = [m for m in rows if m.decided]
     lines.append(f"decided: {len(decided)} of {len(rows)} moves ({sum(m.proven is not None for m in rows)} proven)")
+    exact = exact_positions(opened)
+    if exact:
+        lines.append(f"exact: {plural(exact, 'position')} of the book solved by the native solver (book prove; "
+                     f"the openings' proofs and what their searches settled below)")
     from conhex_zero.book.carried import cpu_time, saved_searches, seconds_spent
 
     kept = saved_searches(opened.folder)
