@@ -10,7 +10,7 @@ import pytest
 
 from conhex_zero.book import store
 from conhex_zero.book.folder import new_book, open_book
-from conhex_zero.book.prove import copy_exact
+from conhex_zero.book.shared import copy_exact
 from conhex_zero.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,7 +116,7 @@ def test_a_proof_run_writes_what_its_searches_settled_below_and_all_of_it_is_rig
     """Hex 5x5: proving the openings settles deeper book positions in the solver's table on the way;
     the run writes those too (harvest), and every exact result agrees with the pure solver."""
     from conhex_zero.analysis.solver import HexSolver
-    from conhex_zero.book.prove import solver_form
+    from conhex_zero.book.shared import solver_form
     from conhex_zero.games.hex import hex_board
 
     folder = tmp_path / "b"
@@ -140,7 +140,7 @@ def test_a_saved_search_file_is_a_source_too(tmp_path, capsys):
     table solved, each as a fresh search finds it; a file that is not a saved search is a clear error."""
     from conhex_zero.analysis.native_solver import NativeHexSolver
     from conhex_zero.book import carried
-    from conhex_zero.book.prove import solver_form
+    from conhex_zero.book.shared import solver_form
     from conhex_zero.games.hex import hex_board
 
     folder = tmp_path / "b"

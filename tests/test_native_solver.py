@@ -15,7 +15,7 @@ from conhex_zero.analysis.hex_openings import SOLVED_OPENINGS
 from conhex_zero.analysis.native_solver import NativeHexSolver, NativeSolverUnavailable, build_library
 from conhex_zero.analysis.solver import HexSolver, SolverError
 from conhex_zero.book.folder import new_book, open_book
-from conhex_zero.book.prove import solver_form
+from conhex_zero.book.shared import solver_form
 from conhex_zero.cli.main import main
 from conhex_zero.games.game import parse_game
 from conhex_zero.games.hex import hex_board

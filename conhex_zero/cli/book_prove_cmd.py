@@ -76,7 +76,8 @@ def copy_proofs(args: argparse.Namespace, opened) -> dict[str, int]:
     against this book's own before any is written; the results copied (key -> result for the mover)."""
     from pathlib import Path
 
-    from conhex_zero.book.prove import copy_exact, key_depth, write_copied
+    from conhex_zero.book.prove import key_depth
+    from conhex_zero.book.shared import copy_exact, write_copied
 
     copied: dict[str, int] = {}
     for source in args.sources:
@@ -107,7 +108,7 @@ def copy_from_search(path, opened):
     from conhex_zero.analysis.native_solver import NativeHexSolver, NativeSolverUnavailable
     from conhex_zero.analysis.solver import SolverError
     from conhex_zero.book import carried
-    from conhex_zero.book.prove import Copied, harvest, open_positions
+    from conhex_zero.book.shared import Copied, harvest, open_positions
     from conhex_zero.games.game import parse_game
 
     game = parse_game(opened.game) if isinstance(opened.game, str) else opened.game
