@@ -6,11 +6,16 @@ import argparse
 import shlex
 import sys
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conhex_zero.cli.book_common import BookLock, open_checked
 from conhex_zero.cli.common import CliError, HelpFormatter
 from conhex_zero.cli.numbers import Real, Whole
 from conhex_zero.console.words import plural
+
+if TYPE_CHECKING:
+    from conhex_zero.book.shared import Copied
 
 NODES = Whole(1, 1_000_000_000)
 MINUTES = Real(0.0, 7 * 24 * 60.0, above=True, what="a number of minutes")
@@ -74,8 +79,6 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
 def copy_proofs(args: argparse.Namespace, opened) -> dict[str, int]:
     """--from: every source's exact results for this book's positions, checked against each other and
     against this book's own before any is written; the results copied (key -> result for the mover)."""
-    from pathlib import Path
-
     from conhex_zero.book.prove import key_depth
     from conhex_zero.book.shared import copy_exact, write_copied
 
@@ -102,7 +105,7 @@ def copy_proofs(args: argparse.Namespace, opened) -> dict[str, int]:
     return copied
 
 
-def copy_from_search(path, opened):
+def copy_from_search(path: Path, opened) -> Copied:
     """--from FILE: the exact results a saved search (a book's searches/*.gz, or a copy of one from its
     history) holds for the book's positions, as ``copy_exact`` reports another book's."""
     from conhex_zero.analysis.native_solver import NativeHexSolver, NativeSolverUnavailable
