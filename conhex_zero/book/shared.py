@@ -112,19 +112,30 @@ def copy_exact(source: OpenBook, target: OpenBook) -> Copied:
     if source.game != target.game:
         raise ValueError(f"{source.folder} is a book of {source.game}, {target.folder} of {target.game}: "
                          f"proofs carry only between books of one game")
+    return compare(target, {key: node.exact for key, node in source.book.nodes.items() if node.exact})
+
+
+def copy_from_table(solver, target: OpenBook) -> Copied:
+    """``copy_exact`` for the solved entries of ``solver``'s table (a saved search imported into it):
+    every position of ``target`` the table holds solved, in any image or filled-in form."""
+    return compare(target, harvest(solver, open_positions(target, include_exact=True)))
+
+
+def compare(target: OpenBook, results: dict[str, int]) -> Copied:
+    """Exact results (key -> +1/-1 for the mover) set against ``target``'s own: new to it, agreeing
+    with its exact or proven value, or contradicting it. Keys ``target`` does not hold are left out."""
     out = Copied()
     nodes = target.book.nodes
-    for key, node in sorted(source.book.nodes.items()):
-        if not node.exact or key not in nodes:
+    for key, result in sorted(results.items()):
+        if key not in nodes:
             continue
-        mine = nodes[key]
-        known = mine.exact or mine.proven
-        if known == node.exact:
+        known = nodes[key].exact or nodes[key].proven
+        if known == result:
             out.agreed += 1
         elif known:
-            out.conflicts.append((key, node.exact, known))
+            out.conflicts.append((key, result, known))
         else:
-            out.copied[key] = node.exact
+            out.copied[key] = result
     return out
 
 

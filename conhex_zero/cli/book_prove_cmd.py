@@ -111,7 +111,7 @@ def copy_from_search(path: Path, opened) -> Copied:
     from conhex_zero.analysis.native_solver import NativeHexSolver, NativeSolverUnavailable
     from conhex_zero.analysis.solver import SolverError
     from conhex_zero.book import carried
-    from conhex_zero.book.shared import Copied, harvest, open_positions
+    from conhex_zero.book.shared import copy_from_table
     from conhex_zero.games.game import parse_game
 
     game = parse_game(opened.game) if isinstance(opened.game, str) else opened.game
@@ -124,17 +124,7 @@ def copy_from_search(path: Path, opened) -> Copied:
         raise CliError(f"--from {path}: {err}") from None
     solver.lib.hs_clear()
     solver.import_table(saved.entries)
-    nodes = opened.book.nodes
-    out = Copied()
-    for key, result in harvest(solver, open_positions(opened, include_exact=True)).items():
-        known = nodes[key].exact or nodes[key].proven
-        if known == result:
-            out.agreed += 1
-        elif known:
-            out.conflicts.append((key, result, known))
-        else:
-            out.copied[key] = result
-    return out
+    return copy_from_table(solver, opened)
 
 
 def run_prove(args: argparse.Namespace) -> int:
