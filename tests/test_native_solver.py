@@ -570,6 +570,26 @@ def test_a_kept_search_counts_cpu_time_not_wall_time(tmp_path):
     assert saved["expansions"] == 10 and saved["seconds"] < 0.3
 
 
+def test_a_saved_search_names_its_root_and_proof_numbers():
+    """root_of finds the search's root among its saved entries (the filled position, with the most work
+    below it) and reads its proof numbers: finite and positive while the search is cut short, and
+    0 / UNSETTLED (or the other way round) once it has settled the position, as the solver says."""
+    from conhex_zero.book.carried import UNSETTLED, root_of
+
+    solver = NativeHexSolver(hex_board(6), table_bits=16)
+    mine, theirs, player = 0, 1 << 5, 1  # Hex 6x6 f1, second to move
+    assert solver.prove(mine, theirs, player, max_nodes=200) is None
+    root = root_of(solver.export_table(below=(mine, theirs, player)), solver.entry_bytes)
+    assert (root.mine, root.theirs, root.player) == (*solver.fill(mine, theirs, player), player)
+    assert 0 < root.proof_number < UNSETTLED and 0 < root.disproof_number < UNSETTLED
+    settled = solver.prove(mine, theirs, player)
+    assert settled is not None
+    done = root_of(solver.export_table(below=(mine, theirs, player)), solver.entry_bytes)
+    assert (done.mine, done.theirs) == (root.mine, root.theirs)
+    assert (done.proof_number, done.disproof_number) == ((0, UNSETTLED) if settled[0] else (UNSETTLED, 0))
+    assert root_of(b"", solver.entry_bytes) is None and root_of(b"x" * 47, 48) is None
+
+
 def test_book_prove_keeps_searches_cut_short_unless_told_not_to(tmp_path, capsys):
     """--keep-after 0 with a one-expansion budget: the searches it cuts short are kept in the book
     and named by the run and by book show (text and JSON); a second run with a larger budget goes on
@@ -589,9 +609,11 @@ def test_book_prove_keeps_searches_cut_short_unless_told_not_to(tmp_path, capsys
     kept = sorted((folder / "searches").glob("*.gz"))
     assert kept and f"{len(kept)} search" in out and "kept in" in out
     assert main(["book", "show", str(folder), "--json", str(tmp_path / "t.json")]) == 0
-    assert "proofs under way" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "proofs under way" in shown and "proof numbers" in shown
     table = json.loads((tmp_path / "t.json").read_text())
     assert len(table["searches_kept"]) == len(kept) and all(s["runs"] == 1 for s in table["searches_kept"])
+    assert all(s["proof_number"] > 0 and s["disproof_number"] > 0 for s in table["searches_kept"])
     assert main(["book", "prove", str(folder), "--keep-after", "0", "--quiet", "--table-bits", "14"]) == 0
     assert not list((folder / "searches").glob("*.gz"))
     assert main(["book", "prove", str(folder), "--keep-after", "-1"]) != 0

@@ -106,16 +106,66 @@ def forget(book_folder: Path, key: str) -> None:
     search_path(book_folder, key).unlink(missing_ok=True)
 
 
+UNSETTLED = 100_000_000
+"""The solver's infinite proof number (``INF`` in hexsolve.c): a settled side."""
+
+
+@dataclass(frozen=True)
+class Root:
+    """The root of a saved search: the filled position (the mover's stones, the opponent's, the mover)
+    and its proof numbers: how many more positions, at the fewest, must be settled to prove a win
+    for the player to move (``proof_number``) or a loss (``disproof_number``)."""
+
+    mine: int
+    theirs: int
+    player: int
+    proof_number: int
+    disproof_number: int
+
+
+def root_of(entries: bytes, entry_bytes: int) -> Root | None:
+    """The search's root among its saved entries: the one with the most work below it (every
+    expansion of a search is work below its root), or None when there are no entries. Entries are the
+    solver's ``Saved`` records: four 64-bit words (stones, stones, proof set, must-play region), proof
+    and disproof numbers and work (32 bits each), the mover (a byte), padding; host byte order."""
+    import numpy as np
+
+    if entry_bytes < 45 or not entries or len(entries) % entry_bytes:
+        return None
+    records = np.frombuffer(entries, dtype=np.uint8).reshape(-1, entry_bytes)
+    words = records[:, :32].copy().view(np.uint64)  # [E, 4]
+    numbers = records[:, 32:44].copy().view(np.uint32)  # [E, 3] proof, disproof, work
+    best = int(np.argmax(numbers[:, 2]))
+    return Root(int(words[best, 0]), int(words[best, 1]), int(records[best, 44]), int(numbers[best, 0]),
+                int(numbers[best, 1]))
+
+
 def saved_searches(book_folder: Path) -> list[dict]:
-    """The headers of a book's saved searches (for reports), most expensive first."""
+    """The headers of a book's saved searches (for reports), most expensive first, each with its
+    root's ``proof_number`` and ``disproof_number`` (None where the file cannot be read whole)."""
     out = []
     for path in sorted((Path(book_folder) / FOLDER).glob("*.gz")):
         try:
-            with gzip.open(path, "rb") as f:
-                out.append(json.loads(f.readline()))
-        except (OSError, EOFError, ValueError):
+            line, _, data = gzip.decompress(path.read_bytes()).partition(b"\n")
+            header = json.loads(line)
+        except (OSError, EOFError, ValueError, gzip.BadGzipFile):
             continue
+        if not isinstance(header, dict):
+            continue
+        size = header.get("entry_bytes")
+        root = root_of(data, size) if isinstance(size, int) and len(data) == size * int(header.get("entries", -1)) else None
+        header["proof_number"] = None if root is None else root.proof_number
+        header["disproof_number"] = None if root is None else root.disproof_number
+        out.append(header)
     return sorted(out, key=lambda h: -float(h.get("seconds", 0)))
+
+
+def numbers_text(header: dict) -> str:
+    """``proof numbers 3,512 (a win for the player to move) and 17,480 (a loss)``, or '' when unknown."""
+    pn, dn = header.get("proof_number"), header.get("disproof_number")
+    if not isinstance(pn, int) or not isinstance(dn, int):
+        return ""
+    return f"proof numbers {pn:,} (a win for the player to move) and {dn:,} (a loss)"
 
 
 def seconds_spent(headers: list[dict]) -> float:

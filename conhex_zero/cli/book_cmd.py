@@ -420,7 +420,8 @@ def run_show(args: argparse.Namespace) -> int:
                       truth_source=source)
     from conhex_zero.book.carried import saved_searches
 
-    data["searches_kept"] = [{k: h.get(k) for k in ("key", "runs", "expansions", "seconds", "saved")}
+    data["searches_kept"] = [{k: h.get(k) for k in ("key", "runs", "expansions", "seconds", "saved", "proof_number",
+                                                    "disproof_number")}
                              for h in saved_searches(opened.folder)]
     data["exact_positions"] = exact_positions(opened)
     data["models"] = opened.models()
@@ -563,16 +564,17 @@ def format_table(opened, rows, source: str | None, top: int = 0, table: dict[str
     if exact:
         lines.append(f"exact: {plural(exact, 'position')} of the book solved by the native solver (book prove; "
                      f"the openings' proofs and what their searches settled below)")
-    from conhex_zero.book.carried import cpu_time, saved_searches, seconds_spent
+    from conhex_zero.book.carried import cpu_time, numbers_text, saved_searches, seconds_spent
 
     kept = saved_searches(opened.folder)
     if kept:
-        named = []
+        lines.append(f"proofs under way: {plural(len(kept), 'search', 'searches')} cut short and kept "
+                     f"({cpu_time(seconds_spent(kept))} in all; the next book prove goes on from them)")
         for h in kept:
             moves = [m.move for m in rows if m.key == h.get("key")]
-            named.append(f"{'/'.join(moves) if moves else 'a deeper position'} {cpu_time(seconds_spent([h]))}")
-        lines.append(f"proofs under way: {plural(len(kept), 'search', 'searches')} cut short and kept "
-                     f"({', '.join(named)}; {cpu_time(seconds_spent(kept))} in all; the next book prove goes on from them)")
+            numbers = numbers_text(h)
+            lines.append(f"  {'/'.join(moves) if moves else 'a deeper position'}: {cpu_time(seconds_spent([h]))}, "
+                         f"{plural(int(h.get('runs', 0)), 'run')}" + (f"; {numbers}" if numbers else ""))
     if has_truth:
         right = sum((m.win_rate > 0.5) == m.exact_win for m in rows)
         search_right = sum((m.search_win_rate > 0.5) == m.exact_win for m in rows)
