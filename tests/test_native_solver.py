@@ -590,6 +590,23 @@ def test_a_saved_search_names_its_root_and_proof_numbers():
     assert root_of(b"", solver.entry_bytes) is None and root_of(b"x" * 47, 48) is None
 
 
+def test_book_show_skips_damaged_saved_searches(tmp_path):
+    """A saved search that is not one (a header of another shape, a count that is no number, entries
+    cut short) is left out of the report or reported without proof numbers: never a traceback."""
+    import gzip
+
+    from conhex_zero.book import carried
+
+    folder = tmp_path / carried.FOLDER
+    folder.mkdir()
+    (folder / "a.gz").write_bytes(gzip.compress(b"[1, 2]\n"))
+    (folder / "b.gz").write_bytes(gzip.compress(b'{"entries": "many", "entry_bytes": 48}\n'))
+    (folder / "c.gz").write_bytes(gzip.compress(b'{"entries": 2, "entry_bytes": 48, "seconds": 5}\n' + b"x" * 50))
+    (folder / "d.gz").write_bytes(b"not gzip")
+    (saved,) = carried.saved_searches(tmp_path)
+    assert saved["seconds"] == 5 and saved["proof_number"] is None and carried.numbers_text(saved) == ""
+
+
 def test_book_prove_keeps_searches_cut_short_unless_told_not_to(tmp_path, capsys):
     """--keep-after 0 with a one-expansion budget: the searches it cuts short are kept in the book
     and named by the run and by book show (text and JSON); a second run with a larger budget goes on

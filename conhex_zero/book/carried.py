@@ -148,12 +148,10 @@ def saved_searches(book_folder: Path) -> list[dict]:
         try:
             line, _, data = gzip.decompress(path.read_bytes()).partition(b"\n")
             header = json.loads(line)
-        except (OSError, EOFError, ValueError, gzip.BadGzipFile):
+            size, entries = header.get("entry_bytes"), int(header.get("entries", -1))
+        except (OSError, EOFError, ValueError, TypeError, AttributeError, gzip.BadGzipFile):
             continue
-        if not isinstance(header, dict):
-            continue
-        size = header.get("entry_bytes")
-        root = root_of(data, size) if isinstance(size, int) and len(data) == size * int(header.get("entries", -1)) else None
+        root = root_of(data, size) if isinstance(size, int) and len(data) == size * entries else None
         header["proof_number"] = None if root is None else root.proof_number
         header["disproof_number"] = None if root is None else root.disproof_number
         out.append(header)
