@@ -625,6 +625,7 @@ def test_book_prove_keeps_searches_cut_short_unless_told_not_to(tmp_path, capsys
     out = capsys.readouterr().out
     kept = sorted((folder / "searches").glob("*.gz"))
     assert kept and f"{len(kept)} search" in out and "kept in" in out
+    assert out.count("1 run; proof numbers") == len(kept)  # a line per search, its root's numbers
     assert main(["book", "show", str(folder), "--json", str(tmp_path / "t.json")]) == 0
     shown = capsys.readouterr().out
     assert "proofs under way" in shown and "proof numbers" in shown

@@ -168,6 +168,22 @@ def run_prove(args: argparse.Namespace) -> int:
         return _prove_locked(args, opened, solver, first_moves)
 
 
+def kept_lines(opened, kept: list[dict]) -> list[str]:
+    """One line per kept search: its position's moves from the book's start, CPU time, runs and proof numbers."""
+    from conhex_zero.book.carried import cpu_time, numbers_text, seconds_spent
+    from conhex_zero.games.game import parse_game
+
+    game = parse_game(opened.game) if isinstance(opened.game, str) else opened.game
+    out = []
+    for h in kept:
+        node = opened.book.nodes.get(h.get("key"))
+        where = " ".join(list(opened.start_moves) + [game.action_name(a) for a in node.line]) if node else "a position"
+        numbers = numbers_text(h)
+        out.append(f"  {where or 'the start'}: {cpu_time(seconds_spent([h]))}, {plural(int(h.get('runs', 0)), 'run')}"
+                   + (f"; {numbers}" if numbers else ""))
+    return out
+
+
 def command_line() -> str:
     return "conhex-zero " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
@@ -232,5 +248,7 @@ def _prove_locked(args: argparse.Namespace, opened, solver, first_moves) -> int:
         print(f"{plural(len(kept), 'search', 'searches')} cut short kept in {opened.folder / 'searches'} "
               f"({cpu_time(seconds_spent(kept))} in all; "
               f"the next run goes on from them)")
+        for line in kept_lines(opened, kept):
+            print(line)
     print(f"conhex-zero book show {args.book}   (the first-move table)")
     return 130 if report.stopped == "interrupted" else 0
