@@ -605,6 +605,7 @@ def test_book_show_skips_damaged_saved_searches(tmp_path):
     (folder / "d.gz").write_bytes(b"not gzip")
     (saved,) = carried.saved_searches(tmp_path)
     assert saved["seconds"] == 5 and saved["proof_number"] is None and carried.numbers_text(saved) == ""
+    assert carried.describe({**saved, "runs": "three"}) == "0 CPU minutes, 0 runs"
 
 
 def test_book_prove_keeps_searches_cut_short_unless_told_not_to(tmp_path, capsys):

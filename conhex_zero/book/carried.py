@@ -166,6 +166,15 @@ def numbers_text(header: dict) -> str:
     return f"proof numbers {pn:,} (a win for the player to move) and {dn:,} (a loss)"
 
 
+def describe(header: dict) -> str:
+    """``1.4 CPU hours, 3 runs; proof numbers ...``: a saved search's cost so far and its root's numbers."""
+    runs = header.get("runs")
+    runs = runs if isinstance(runs, int) else 0
+    numbers = numbers_text(header)
+    return (f"{cpu_time(seconds_spent([header]))}, {runs} run{'' if runs == 1 else 's'}"
+            + (f"; {numbers}" if numbers else ""))
+
+
 def seconds_spent(headers: list[dict]) -> float:
     """The CPU seconds the saved searches ``headers`` (``saved_searches``) have cost so far."""
     return sum(float(h.get("seconds", 0)) for h in headers)

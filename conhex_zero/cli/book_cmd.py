@@ -564,7 +564,7 @@ def format_table(opened, rows, source: str | None, top: int = 0, table: dict[str
     if exact:
         lines.append(f"exact: {plural(exact, 'position')} of the book solved by the native solver (book prove; "
                      f"the openings' proofs and what their searches settled below)")
-    from conhex_zero.book.carried import cpu_time, numbers_text, saved_searches, seconds_spent
+    from conhex_zero.book.carried import cpu_time, describe, saved_searches, seconds_spent
 
     kept = saved_searches(opened.folder)
     if kept:
@@ -572,9 +572,7 @@ def format_table(opened, rows, source: str | None, top: int = 0, table: dict[str
                      f"({cpu_time(seconds_spent(kept))} in all; the next book prove goes on from them)")
         for h in kept:
             moves = [m.move for m in rows if m.key == h.get("key")]
-            numbers = numbers_text(h)
-            lines.append(f"  {'/'.join(moves) if moves else 'a deeper position'}: {cpu_time(seconds_spent([h]))}, "
-                         f"{plural(int(h.get('runs', 0)), 'run')}" + (f"; {numbers}" if numbers else ""))
+            lines.append(f"  {'/'.join(moves) if moves else 'a deeper position'}: {describe(h)}")
     if has_truth:
         right = sum((m.win_rate > 0.5) == m.exact_win for m in rows)
         search_right = sum((m.search_win_rate > 0.5) == m.exact_win for m in rows)

@@ -170,7 +170,7 @@ def run_prove(args: argparse.Namespace) -> int:
 
 def kept_lines(opened, kept: list[dict]) -> list[str]:
     """One line per kept search: its position's moves from the book's start, CPU time, runs and proof numbers."""
-    from conhex_zero.book.carried import cpu_time, numbers_text, seconds_spent
+    from conhex_zero.book.carried import describe
     from conhex_zero.games.game import parse_game
 
     game = parse_game(opened.game) if isinstance(opened.game, str) else opened.game
@@ -178,9 +178,7 @@ def kept_lines(opened, kept: list[dict]) -> list[str]:
     for h in kept:
         node = opened.book.nodes.get(h.get("key"))
         where = " ".join(list(opened.start_moves) + [game.action_name(a) for a in node.line]) if node else "a position"
-        numbers = numbers_text(h)
-        out.append(f"  {where or 'the start'}: {cpu_time(seconds_spent([h]))}, {plural(int(h.get('runs', 0)), 'run')}"
-                   + (f"; {numbers}" if numbers else ""))
+        out.append(f"  {where or 'the start'}: {describe(h)}")
     return out
 
 
