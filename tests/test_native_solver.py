@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from pathlib import Path
 
 import pytest
@@ -606,6 +607,24 @@ def test_book_show_skips_damaged_saved_searches(tmp_path):
     (saved,) = carried.saved_searches(tmp_path)
     assert saved["seconds"] == 5 and saved["proof_number"] is None and carried.numbers_text(saved) == ""
     assert carried.describe({**saved, "runs": "three"}) == "0 CPU minutes, 0 runs"
+
+
+def test_a_deadline_before_a_search_begins_counts_it_not_tried_not_cut_short(tmp_path, capsys):
+    """With two workers and more candidates than the run has time for, the end line counts the
+    searches the deadline stopped apart from the candidates it came before (which were never begun)."""
+    from conhex_zero.book.prove import NOT_STARTED, _solve
+
+    solver = NativeHexSolver(hex_board(6), table_bits=14)
+    assert _solve(solver, KEPT_KEY, 10**6, time.monotonic() - 1) == (KEPT_KEY, None, NOT_STARTED)
+    folder = tmp_path / "b"
+    assert main(["book", "grow", HEX4, "--out", str(folder), "--nodes", "25", "--sims", "8", "--quiet",
+                 "--no-exact"]) == 0
+    capsys.readouterr()
+    assert main(["book", "prove", str(folder), "--minutes", "0.000001", "--quiet", "--workers", "2",
+                 "--table-bits", "14", "--no-keep"]) == 0
+    out = capsys.readouterr().out
+    todo = int(out.split(" candidate")[0].rsplit(" ", 1)[1])
+    assert todo > 2 and f"0 searches cut short, {todo} candidates not tried" in out
 
 
 def test_book_prove_keeps_searches_cut_short_unless_told_not_to(tmp_path, capsys):

@@ -57,7 +57,8 @@ class ProveReport:
     seconds: float = 0.0
     stopped: str = ""
     cut: int = 0
-    """Positions whose search the deadline stopped (neither tried nor proved)."""
+    """Searches the deadline cut short (neither tried nor proved; the positions it came before, not
+    begun, are not counted)."""
     harvested: int = 0
     """Other positions of the book the searches' tables settled (exact results written too)."""
     conflicts: list[str] = field(default_factory=list)
@@ -126,14 +127,18 @@ def first_move_images(board, names: list[str]) -> frozenset[int]:
     return frozenset(first_move_ranks(board, names))
 
 
+NOT_STARTED = 2
+"""``_solve``'s ``cut`` when the deadline came before the search began (True: it cut the search short)."""
+
+
 def _solve(solver, key: str, max_nodes: int, deadline: float | None,
-           keep: Keep | None = None) -> tuple[str, int | None, bool]:
-    """``(key, result, cut)``: the result +1/-1 for the mover, None unsettled; ``cut`` when the
-    deadline, not the budget, ended it (or came before it started). With ``keep``, a saved search
+           keep: Keep | None = None) -> tuple[str, int | None, int]:
+    """``(key, result, cut)``: the result +1/-1 for the mover, None unsettled; ``cut`` true when the
+    deadline, not the budget, ended it (``NOT_STARTED`` when it came before it began). With ``keep``, a saved search
     of the position is loaded first, and the search is saved while it runs and when it is cut
     short (``Keep``); a proof deletes the saved search."""
     if deadline is not None and time.monotonic() >= deadline:
-        return key, None, True
+        return key, None, NOT_STARTED
     first, second, mover, _ = parse_key(key)
     before = None
     if keep is not None:
@@ -264,10 +269,10 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
             report.harvested += 1
             pending.append(store.exact_entry(key, result))
 
-    def record(key: str, result: int | None, cut: bool) -> None:
+    def record(key: str, result: int | None, cut: int) -> None:
         if cut:  # the deadline, not the budget: neither tried nor proved
             report.stopped = "time"
-            report.cut += 1
+            report.cut += cut != NOT_STARTED  # a search it cut short (the others: not tried)
             return
         depth = key_depth(key)
         report.tried[depth] = report.tried.get(depth, 0) + 1
