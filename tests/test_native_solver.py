@@ -744,3 +744,20 @@ def test_first_moves_are_a_queue_in_the_order_given(tmp_path):
             order = [ranks[nodes[k].line[0]] for k in queue if nodes[k].pieces == depth]
             assert order == sorted(order), (names, depth)
         assert {ranks[nodes[k].line[0]] for k in queue if nodes[k].pieces == 1} == {0, 1}
+
+
+def test_the_resume_benchmark_measures_what_a_reloaded_search_redoes(tmp_path, monkeypatch, capsys):
+    """benchmarks/solver_resume.py on Hex 6x6 f1: an uninterrupted row and one row per kept count,
+    each search run to its end after the reload (the extra work is what the cut cost)."""
+    import runpy
+    import sys
+
+    out = tmp_path / "r.json"
+    monkeypatch.setattr(sys, "argv", ["solver_resume.py", "--size", "6", "--opening", "f1", "--cut", "100",
+                                      "--keep", "4,100000", "--table-bits", "16", "--json", str(out)])
+    runpy.run_path(str(Path(__file__).parents[1] / "benchmarks" / "solver_resume.py"), run_name="__main__")
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["kept"] for r in rows] == [None, 4, 100000]
+    assert rows[0]["after"] > 100 and all(r["after"] > 0 for r in rows)
+    assert rows[1]["entries"] <= 4 < rows[2]["entries"]
+    assert "uninterrupted" in capsys.readouterr().out

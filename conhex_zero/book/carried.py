@@ -18,10 +18,13 @@ import gzip
 import hashlib
 import json
 import os
+import struct
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from conhex_zero.console.words import plural
 
 FORMAT = "conhex-zero carried search 1"
 FOLDER = "searches"
@@ -42,6 +45,13 @@ def search_path(book_folder: Path, key: str) -> Path:
     return Path(book_folder) / FOLDER / (hashlib.sha256(key.encode()).hexdigest()[:20] + ".gz")
 
 
+def _parts(path: Path) -> tuple[object, bytes]:
+    """A saved search file's header (parsed JSON) and its entries' bytes; OSError, EOFError,
+    ValueError or gzip.BadGzipFile where the file cannot be read that far."""
+    line, _, data = gzip.decompress(Path(path).read_bytes()).partition(b"\n")
+    return json.loads(line), data
+
+
 def load(book_folder: Path, key: str, holes: int, entry_bytes: int) -> Carried | None:
     """The saved search of ``key``, or None when there is none or it is not one this solver can
     load (another format, board or entry size, a damaged file: then it is set aside, never lost)."""
@@ -49,9 +59,7 @@ def load(book_folder: Path, key: str, holes: int, entry_bytes: int) -> Carried |
     if not path.is_file():
         return None
     try:
-        raw = gzip.decompress(path.read_bytes())
-        line, _, data = raw.partition(b"\n")
-        header = json.loads(line)
+        header, data = _parts(path)
         ok = (header.get("format") == FORMAT and header.get("key") == key and header.get("holes") == holes
               and header.get("entry_bytes") == entry_bytes and header.get("byteorder") == sys.byteorder
               and len(data) == entry_bytes * int(header.get("entries", -1)))
@@ -70,9 +78,7 @@ def read(path: Path, holes: int, entry_bytes: int) -> Carried:
     """A saved search file by its path (a book's ``searches/*.gz``, or a copy of one from the book's
     history); ValueError saying why it cannot be loaded by a solver of ``holes`` holes."""
     try:
-        raw = gzip.decompress(Path(path).read_bytes())
-        line, _, data = raw.partition(b"\n")
-        header = json.loads(line)
+        header, data = _parts(path)
     except (OSError, EOFError, ValueError, gzip.BadGzipFile) as err:
         raise ValueError(f"{path} is not a saved search ({getattr(err, 'strerror', None) or err})") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
@@ -106,6 +112,8 @@ def forget(book_folder: Path, key: str) -> None:
     search_path(book_folder, key).unlink(missing_ok=True)
 
 
+RECORD = "=QQQQIIIB"
+"""The leading fields of hexsolve.c's ``Saved`` record, in host byte order (padding follows)."""
 UNSETTLED = 100_000_000
 """The solver's infinite proof number (``INF`` in hexsolve.c): a settled side."""
 
@@ -130,14 +138,11 @@ def root_of(entries: bytes, entry_bytes: int) -> Root | None:
     and disproof numbers and work (32 bits each), the mover (a byte), padding; host byte order."""
     import numpy as np
 
-    if entry_bytes < 45 or not entries or len(entries) % entry_bytes:
+    if entry_bytes < struct.calcsize(RECORD) or not entries or len(entries) % entry_bytes:
         return None
-    records = np.frombuffer(entries, dtype=np.uint8).reshape(-1, entry_bytes)
-    words = records[:, :32].copy().view(np.uint64)  # [E, 4]
-    numbers = records[:, 32:44].copy().view(np.uint32)  # [E, 3] proof, disproof, work
-    best = int(np.argmax(numbers[:, 2]))
-    return Root(int(words[best, 0]), int(words[best, 1]), int(records[best, 44]), int(numbers[best, 0]),
-                int(numbers[best, 1]))
+    work = np.frombuffer(entries, dtype=np.uint8).reshape(-1, entry_bytes)[:, 40:44].copy().view(np.uint32)  # [E, 1]
+    mine, theirs, _, _, pn, dn, _, player = struct.unpack_from(RECORD, entries, int(np.argmax(work)) * entry_bytes)
+    return Root(mine, theirs, player, pn, dn)
 
 
 def saved_searches(book_folder: Path) -> list[dict]:
@@ -146,8 +151,7 @@ def saved_searches(book_folder: Path) -> list[dict]:
     out = []
     for path in sorted((Path(book_folder) / FOLDER).glob("*.gz")):
         try:
-            line, _, data = gzip.decompress(path.read_bytes()).partition(b"\n")
-            header = json.loads(line)
+            header, data = _parts(path)
             size, entries = header.get("entry_bytes"), int(header.get("entries", -1))
         except (OSError, EOFError, ValueError, TypeError, AttributeError, gzip.BadGzipFile):
             continue
@@ -169,9 +173,8 @@ def numbers_text(header: dict) -> str:
 def describe(header: dict) -> str:
     """``1.4 CPU hours, 3 runs; proof numbers ...``: a saved search's cost so far and its root's numbers."""
     runs = header.get("runs")
-    runs = runs if isinstance(runs, int) else 0
     numbers = numbers_text(header)
-    return (f"{cpu_time(seconds_spent([header]))}, {runs} run{'' if runs == 1 else 's'}"
+    return (f"{cpu_time(seconds_spent([header]))}, {plural(runs if isinstance(runs, int) else 0, 'run')}"
             + (f"; {numbers}" if numbers else ""))
 
 
