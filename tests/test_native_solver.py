@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import time
 from pathlib import Path
 
@@ -449,6 +450,46 @@ def test_candidates_come_shallowest_or_deepest_first_and_the_start_last(tmp_path
     depths = [key_depth(k) for k in shallow[:-1]]
     assert depths == sorted(depths) and [key_depth(k) for k in deep[:-1]] == sorted(depths, reverse=True)
     assert all(key_depth(k) <= 1 for k in candidates(opened, max_depth=1))
+
+
+def test_best_replies_try_the_position_after_the_books_best_move(tmp_path, capsys):
+    """--best-replies: each opening the book has won for its mover (the second player) gives way to the
+    position after its best book move, the openings it has lost are left out; a proof that the move
+    wins proves the opening through the book's minimax, and every result is right."""
+    from conhex_zero.book.prove import best_reply, candidates, key_depth
+
+    folder = tmp_path / "b"
+    assert main(["book", "grow", HEX4, "--out", str(folder), "--nodes", "40", "--sims", "8", "--quiet",
+                 "--no-exact", "--seed", "1"]) == 0
+    opened = open_book(folder)
+    nodes = opened.book.nodes
+    openings = [k for k in candidates(opened, max_depth=1) if key_depth(k) == 1]
+    won = [k for k in openings if nodes[k].value > 0]
+    assert won and len(won) < len(openings)  # the book has some openings won for the replier, some lost
+    todo = candidates(opened, max_depth=1, best_replies=True)
+    replies = [r for r in (best_reply(opened, k) for k in won) if r is not None]
+    start_reply = best_reply(opened, opened.book.start)  # the start (first player to move) comes last
+    assert replies and todo == replies + ([start_reply] if start_reply else [])
+    assert all(key_depth(k) == 2 for k in replies)
+    for key in won:
+        reply = best_reply(opened, key)
+        if reply is not None:  # the mover's best: no book move leaves the opponent less
+            assert reply in nodes[key].children.values()
+            assert nodes[reply].value == min(nodes[c].value for c in nodes[key].children.values())
+    assert all(best_reply(opened, k) is None for k in openings if nodes[k].value <= 0)
+    assert main(["book", "prove", str(folder), "--depth", "1", "--best-replies", "--quiet", "--table-bits", "14"]) == 0
+    out = capsys.readouterr().out
+    assert f"{len(todo)} candidates" in out or (len(todo) == 1 and "1 candidate" in out)
+    tried = re.findall(r"^  (\d+) pieces: (\d+) of (\d+) proved$", out, re.M)
+    assert tried and tried[-1][0] == "2" and sum(int(n) for _, _, n in tried) <= len(todo)  # the replies, deepest last
+    nodes = open_book(folder).book.nodes
+    truth = HexSolver(hex_board(4))
+    assert all(nodes[k].exact for k in todo)
+    for key, node in nodes.items():
+        if node.exact or node.proven:
+            assert ((node.exact or node.proven) > 0) == truth.mover_wins(*solver_form(key)), key
+    decided = [k for k in won if best_reply(opened, k) in todo and nodes[best_reply(opened, k)].exact < 0]
+    assert decided and all(nodes[k].proven > 0 for k in decided)  # proved through the reply
 
 
 def test_an_interrupted_prove_keeps_what_it_proved(tmp_path):

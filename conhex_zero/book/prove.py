@@ -74,14 +74,17 @@ class ProveReport:
 
 
 def candidates(opened: OpenBook, max_depth: int | None = None, deepest_first: bool = False,
-               first_moves: frozenset[int] | dict[int, int] | None = None) -> list[str]:
+               first_moves: frozenset[int] | dict[int, int] | None = None, best_replies: bool = False) -> list[str]:
     """Keys of the book's positions worth a proof: not exact yet, not proven by the book's own
     searches, no swap left; shallowest first (then in the order of the keys), the book's start
     position last (its moves are the table: what the start's value adds, they already say).
     ``deepest_first``: the book's leaves first, the positions a budget settles most often, whose
     proofs the minimax carries up. ``first_moves``: only positions the book reached by one of these
     first moves (real hole ids; give every symmetric image, ``first_move_images``); as a dict (hole ->
-    rank, ``first_move_ranks``), the positions of a depth come in the order of their first moves' ranks."""
+    rank, ``first_move_ranks``), the positions of a depth come in the order of their first moves' ranks.
+    ``best_replies``: each candidate the book has won for its mover is replaced by the position after
+    its best move (``best_reply``), those it has lost are left out: a proof that one move wins decides
+    the position, and the search spends nothing on the mover's other moves."""
     out = []
     for key, node in opened.book.nodes.items():
         if node.exact or node.proven or not key.endswith("|-"):
@@ -101,8 +104,30 @@ def candidates(opened: OpenBook, max_depth: int | None = None, deepest_first: bo
         return ranks.get(line[0], 0) if line else 0
 
     if deepest_first:
-        return sorted(out, key=lambda k: (k == start, -key_depth(k), rank(k), k))
-    return sorted(out, key=lambda k: (k == start, key_depth(k), rank(k), k))
+        out = sorted(out, key=lambda k: (k == start, -key_depth(k), rank(k), k))
+    else:
+        out = sorted(out, key=lambda k: (k == start, key_depth(k), rank(k), k))
+    if not best_replies:
+        return out
+    replies = (best_reply(opened, k) for k in out)
+    return list(dict.fromkeys(r for r in replies if r is not None))
+
+
+def best_reply(opened: OpenBook, key: str) -> str | None:
+    """The position after the book's best move at ``key``, where the book has the mover winning there
+    (its minimax value above 0), that move is a book move (the search of the moves not in the book
+    does not rate one higher) and its position is not settled yet: a proof that the mover there loses
+    proves ``key`` won. Else None."""
+    nodes = opened.book.nodes
+    node = nodes[key]
+    if node.value <= 0 or not node.children:
+        return None
+    child = min((nodes[c] for c in node.children.values()), key=lambda c: (c.value, c.key))  # the mover's best
+    if node.rest is not None and node.rest.value > -child.value:
+        return None  # the best move is one the book has not entered
+    if child.exact or child.proven or not child.key.endswith("|-"):
+        return None
+    return child.key
 
 
 def first_move_ranks(board, names: list[str]) -> dict[int, int]:
@@ -237,14 +262,15 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
                max_depth: int | None = None, flush_seconds: float = 30.0, deepest_first: bool = False,
                on_position: Callable[[str, int | None], None] | None = None, workers: int = 1,
                table_bits: int = 22, first_moves: frozenset[int] | None = None,
-               keep: Keep | None = None) -> ProveReport:
+               keep: Keep | None = None, best_replies: bool = False) -> ProveReport:
     """Try the solver on every candidate (``candidates``) with ``max_nodes`` each, until
     ``deadline`` (``time.monotonic``; the search in flight stops there too); append the results to
     the book and update its values. ``on_position(key, result)`` is called after each (result
     +1/-1 for the mover, None unsettled). ``workers`` > 1: that many processes, each with its own
     solver (``table_bits``), take the candidates in order (``solver`` is then not used).
     Interrupted (``KeyboardInterrupt``), it writes what it proved and returns (``stopped``).
-    ``keep``: searches cut short are saved into the book and resumed by a later run (``Keep``)."""
+    ``keep``: searches cut short are saved into the book and resumed by a later run (``Keep``).
+    ``best_replies``: the positions after the candidates' best moves instead (``candidates``)."""
     report = ProveReport()
     started = time.monotonic()
     pending: list[dict] = []
@@ -285,7 +311,7 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
         if time.monotonic() - last_flush >= flush_seconds:
             flush()
 
-    todo = candidates(opened, max_depth, deepest_first, first_moves)
+    todo = candidates(opened, max_depth, deepest_first, first_moves, best_replies)
     positions = open_positions(opened) if todo else []
     harvester = Harvester(positions)
     pool = None

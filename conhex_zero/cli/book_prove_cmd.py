@@ -56,6 +56,11 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
                        help="only the positions reached by these first moves or their mirror images, comma-separated "
                        "(e.g. a1,b2; default: every position); at each depth, in the order given (a queue: with --workers, "
                        "a worker whose search ends takes the next)")
+    prove.add_argument("--best-replies", action="store_true",
+                       help="instead of each position the book has won for the player to move, try the position after "
+                       "the book's best move there (one piece deeper; positions the book has lost are left out): a "
+                       "proof that this move wins decides the position, and the search spends nothing on the other "
+                       "moves; where the move does not win, the search says so and nothing is decided above it")
     prove.add_argument("--workers", type=WORKERS, default=1, metavar="W",
                        help="W processes, each with its own solver and table, take the positions in turn (default: 1; "
                        "2 on two cores roughly halves a run)")
@@ -199,9 +204,11 @@ def _prove_locked(args: argparse.Namespace, opened, solver, first_moves) -> int:
     from conhex_zero.console.progress import progress_bar
 
     copied = copy_proofs(args, opened) if args.sources else {}
-    todo = candidates(opened, args.depth, args.deepest_first, first_moves)
+    todo = candidates(opened, args.depth, args.deepest_first, first_moves, args.best_replies)
     print(f"{args.book}: {len(opened.book)} positions, {plural(len(todo), 'candidate')} for a proof"
-          f"{'' if args.depth is None else f' (at most {args.depth} pieces)'}; {args.nodes} expansions each"
+          f"{'' if args.depth is None else f' (at most {args.depth} pieces'}"
+          f"{'' if args.depth is None else (', then the best move: one more)' if args.best_replies else ')')}"
+          f"{', the best move of each' if args.best_replies and args.depth is None else ''}; {args.nodes} expansions each"
           f"{'' if args.workers == 1 else f', {args.workers} workers'}", flush=True)
     started = time.monotonic()
     deadline = None if args.minutes is None else started + 60 * args.minutes
@@ -217,7 +224,7 @@ def _prove_locked(args: argparse.Namespace, opened, solver, first_moves) -> int:
     with bar:
         report = prove_book(opened, solver, args.nodes, deadline, args.depth, on_position=on_position,
                             deepest_first=args.deepest_first, workers=args.workers, table_bits=args.table_bits,
-                            first_moves=first_moves,
+                            first_moves=first_moves, best_replies=args.best_replies,
                             keep=None if args.no_keep else Keep(opened.folder, 60 * args.keep_after))
         run = {"type": "prove", "command": command_line(),
                "minutes": round(report.seconds / 60, 3), "nodes": args.nodes, "workers": args.workers, "tried": report.total_tried,
