@@ -456,7 +456,8 @@ def test_best_replies_try_the_position_after_the_books_best_move(tmp_path, capsy
     """--best-replies: each opening the book has won for its mover (the second player) gives way to the
     position after its best book move, the openings it has lost are left out; a proof that the move
     wins proves the opening through the book's minimax, and every result is right."""
-    from conhex_zero.book.prove import best_reply, candidates, key_depth
+    from conhex_zero.book.hints import best_reply
+    from conhex_zero.book.prove import candidates, key_depth
 
     folder = tmp_path / "b"
     assert main(["book", "grow", HEX4, "--out", str(folder), "--nodes", "40", "--sims", "8", "--quiet",

@@ -25,6 +25,7 @@ from typing import Callable
 
 from conhex_zero.book import carried, store
 from conhex_zero.book.folder import OpenBook
+from conhex_zero.book.hints import best_reply
 from conhex_zero.book.shared import Harvester, Images, open_positions, parse_key
 
 SAVE_EVERY_SECONDS = 600.0
@@ -83,8 +84,8 @@ def candidates(opened: OpenBook, max_depth: int | None = None, deepest_first: bo
     first moves (real hole ids; give every symmetric image, ``first_move_images``); as a dict (hole ->
     rank, ``first_move_ranks``), the positions of a depth come in the order of their first moves' ranks.
     ``best_replies``: each candidate the book has won for its mover is replaced by the position after
-    its best move (``best_reply``), those it has lost are left out: a proof that one move wins decides
-    the position, and the search spends nothing on the mover's other moves."""
+    its best move (``hints.best_reply``), those it has lost are left out: a proof that one move wins
+    decides the position, and the search spends nothing on the mover's other moves."""
     out = []
     for key, node in opened.book.nodes.items():
         if node.exact or node.proven or not key.endswith("|-"):
@@ -112,22 +113,6 @@ def candidates(opened: OpenBook, max_depth: int | None = None, deepest_first: bo
     replies = (best_reply(opened, k) for k in out)
     return list(dict.fromkeys(r for r in replies if r is not None))
 
-
-def best_reply(opened: OpenBook, key: str) -> str | None:
-    """The position after the book's best move at ``key``, where the book has the mover winning there
-    (its minimax value above 0), that move is a book move (the search of the moves not in the book
-    does not rate one higher) and its position is not settled yet: a proof that the mover there loses
-    proves ``key`` won. Else None."""
-    nodes = opened.book.nodes
-    node = nodes[key]
-    if node.value <= 0 or not node.children:
-        return None
-    child = min((nodes[c] for c in node.children.values()), key=lambda c: (c.value, c.key))  # the mover's best
-    if node.rest is not None and node.rest.value > -child.value:
-        return None  # the best move is one the book has not entered
-    if child.exact or child.proven or not child.key.endswith("|-"):
-        return None
-    return child.key
 
 
 def first_move_ranks(board, names: list[str]) -> dict[int, int]:
