@@ -691,6 +691,9 @@ def test_book_prove_keeps_searches_cut_short_unless_told_not_to(tmp_path, capsys
     assert main(["book", "show", str(folder), "--json", str(tmp_path / "t.json")]) == 0
     shown = capsys.readouterr().out
     assert "proofs under way" in shown and "proof numbers" in shown
+    assert shown.count("1 run; proof numbers") == len(kept)  # each kept search named: an opening, or its line
+    deeper = re.findall(r"^  ([a-d]\d(?: [a-d]\d)+): ", shown, re.M)
+    assert deeper and "a deeper position" not in shown
     table = json.loads((tmp_path / "t.json").read_text())
     assert len(table["searches_kept"]) == len(kept) and all(s["runs"] == 1 for s in table["searches_kept"])
     assert all(s["proof_number"] > 0 and s["disproof_number"] > 0 for s in table["searches_kept"])
@@ -803,3 +806,31 @@ def test_the_resume_benchmark_measures_what_a_reloaded_search_redoes(tmp_path, m
     assert rows[0]["after"] > 100 and all(r["after"] > 0 for r in rows)
     assert rows[1]["entries"] <= 4 < rows[2]["entries"]
     assert "uninterrupted" in capsys.readouterr().out
+
+
+def test_the_best_reply_benchmark_compares_an_opening_with_its_best_reply(tmp_path, monkeypatch, capsys):
+    """benchmarks/solver_best_reply.py on a Hex 4x4 book: a row for each opening the book has won for
+    the replier, both searches settled, the reply's verdict the exact solver's."""
+    import runpy
+    import sys
+
+    from conhex_zero.book.hints import best_move, best_reply
+    from conhex_zero.book.prove import key_depth
+
+    folder = tmp_path / "b"
+    assert main(["book", "grow", HEX4, "--out", str(folder), "--nodes", "40", "--sims", "8", "--quiet",
+                 "--no-exact", "--seed", "1"]) == 0
+    opened = open_book(folder)
+    expected = [k for k in opened.book.nodes if key_depth(k) == 1 and best_reply(opened, k) is not None]
+    out = tmp_path / "r.json"
+    monkeypatch.setattr(sys, "argv", ["solver_best_reply.py", str(folder), "--table-bits", "16", "--json", str(out)])
+    runpy.run_path(str(Path(__file__).parents[1] / "benchmarks" / "solver_best_reply.py"), run_name="__main__")
+    rows = json.loads(out.read_text())["rows"]
+    assert expected and len(rows) == len(expected)
+    truth = HexSolver(hex_board(4))
+    for key, row in zip(sorted(expected), rows):
+        mine, theirs, player = solver_form(key)
+        action = best_move(opened, key)
+        assert row["opening_search"]["mover_wins"] == truth.mover_wins(mine, theirs, player)
+        assert row["reply_wins"] == (not truth.mover_wins(theirs, mine | 1 << action, 1 - player))
+    assert "best replies won" in capsys.readouterr().out

@@ -511,6 +511,17 @@ def exact_positions(opened) -> int:
     return sum(1 for node in opened.book.nodes.values() if node.exact)
 
 
+def _line_name(opened, key: str | None) -> str:
+    """A deeper position's moves from the book's start (its line in the book), for the proofs under way."""
+    from conhex_zero.games.game import parse_game
+
+    node = opened.book.nodes.get(key)
+    if node is None:
+        return "a position not in the book"
+    game = parse_game(opened.game)
+    return " ".join(list(opened.start_moves) + [game.action_name(a) for a in node.line])
+
+
 def format_table(opened, rows, source: str | None, top: int = 0, table: dict[str, float] | None = None) -> str:
     from conhex_zero.book.table import CONVENTION
 
@@ -572,7 +583,7 @@ def format_table(opened, rows, source: str | None, top: int = 0, table: dict[str
                      f"({cpu_time(seconds_spent(kept))} in all; the next book prove goes on from them)")
         for h in kept:
             moves = [m.move for m in rows if m.key == h.get("key")]
-            lines.append(f"  {'/'.join(moves) if moves else 'a deeper position'}: {describe(h)}")
+            lines.append(f"  {'/'.join(moves) if moves else _line_name(opened, h.get('key'))}: {describe(h)}")
     if has_truth:
         right = sum((m.win_rate > 0.5) == m.exact_win for m in rows)
         search_right = sum((m.search_win_rate > 0.5) == m.exact_win for m in rows)

@@ -1,0 +1,92 @@
+"""What a proof of an opening costs the native solver, against a proof of the book's best reply alone.
+
+    python benchmarks/solver_best_reply.py checkpoints/books/hex7-l4h64c-v5 --seconds 120
+
+For every opening (one stone, no swap left) where the book has the player to move (the replier)
+winning, two searches, each with a fresh table and in the frame of the opening's book key (the
+solver's move order is not symmetric: the same opening in a mirror image can cost three times as
+much): the opening itself (the search free to choose among the replies) and the position after the
+book's best reply (``book prove --best-replies``: a proof that this reply wins decides the opening).
+Prints node expansions and CPU seconds (``time.process_time``) of each and whether the reply won,
+and writes ``--json`` (default ``runs/bench/solver_best_reply.json``). Expansions are exact whatever
+else the machine runs; seconds are not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+from conhex_zero.analysis.native_solver import NativeHexSolver
+from conhex_zero.book.folder import open_book
+from conhex_zero.book.hints import best_move, best_reply
+from conhex_zero.book.prove import key_depth
+from conhex_zero.book.shared import solver_form
+from conhex_zero.games.game import parse_game
+
+
+def search(solver: NativeHexSolver, mine: int, theirs: int, player: int, seconds: float) -> dict:
+    """One search from a fresh table: does the mover (player, holding mine) win, expansions, CPU s."""
+    solver.lib.hs_clear()
+    started = time.process_time()
+    result = solver.prove(mine, theirs, player, None, seconds)
+    return {"mover_wins": None if result is None else result[0], "expansions": solver.nodes,
+            "cpu_seconds": round(time.process_time() - started, 2)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("book", help="a book folder of Hex up to 8x8")
+    parser.add_argument("--openings", default=None, help="only these first moves, comma-separated (default: all)")
+    parser.add_argument("--seconds", type=float, default=120.0, help="CPU-time limit of one search (default 120)")
+    parser.add_argument("--table-bits", type=int, default=22, help="log2 of the table's entries (default 22)")
+    parser.add_argument("--json", default="runs/bench/solver_best_reply.json", help="where the results go")
+    args = parser.parse_args()
+    opened = open_book(args.book)
+    game = parse_game(opened.game)
+    name = game.action_name
+    wanted = None if args.openings is None else {m.strip().lower() for m in args.openings.split(",") if m.strip()}
+    solver = NativeHexSolver(game.board, table_bits=args.table_bits)
+    nodes = opened.book.nodes
+    rows = []
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    print(f"{opened.game}, book {args.book}: the openings it has won for the replier, at most {args.seconds:g} CPU s a search")
+    print("searched as: the key's image (its stone and whose it is); its reply in that frame")
+    print(f"{'opening':8} {'searched as':12} {'reply':6} {'reply wins':>10} {'opening: expansions':>20} {'cpu s':>7} "
+          f"{'reply: expansions':>18} {'cpu s':>7}")
+    for key in sorted(k for k, n in nodes.items() if key_depth(k) == 1 and k.endswith("|-")):
+        # both searches in the frame of the opening's key (the solver's move order is not symmetric)
+        mine, theirs, player = solver_form(key)
+        opening = name(nodes[key].line[0])  # the book's real first move; searched as the key's image
+        frame = f"{name((mine | theirs).bit_length() - 1)}/{'first' if player else 'second'}"
+        if wanted is not None and opening not in wanted:
+            continue
+        if best_reply(opened, key) is None:
+            continue
+        action = best_move(opened, key)
+        reply = name(action)
+        root = search(solver, mine, theirs, player, args.seconds)
+        focused = search(solver, theirs, mine | 1 << action, 1 - player, args.seconds)
+        wins = None if focused["mover_wins"] is None else not focused["mover_wins"]
+        rows.append({"opening": opening, "searched_as": frame, "reply": reply, "reply_wins": wins,
+                     "opening_search": root, "reply_search": focused})
+        print(f"{opening:8} {frame:12} {reply:6} {('-' if wins is None else 'yes' if wins else 'no'):>10} {root['expansions']:>20,} "
+              f"{root['cpu_seconds']:>7.1f} {focused['expansions']:>18,} {focused['cpu_seconds']:>7.1f}", flush=True)
+        out.write_text(json.dumps({"machine": platform.processor() or platform.machine(), "python": platform.python_version(),
+                                   "command": "python benchmarks/solver_best_reply.py " + " ".join(sys.argv[1:]),
+                                   "game": opened.game, "book": args.book, "rows": rows}, indent=1) + "\n")
+    settled = [r for r in rows if r["opening_search"]["mover_wins"] is not None and r["reply_search"]["mover_wins"] is not None]
+    print(f"{len(rows)} openings, {sum(r['reply_wins'] is True for r in rows)} best replies won; both settled on {len(settled)}: "
+          f"{sum(r['opening_search']['expansions'] for r in settled):,} expansions for the openings, "
+          f"{sum(r['reply_search']['expansions'] for r in settled):,} for the best replies; the reply cheaper on "
+          f"{sum(r['reply_search']['expansions'] < r['opening_search']['expansions'] for r in settled)}")
+    print(f"written {out}")
+
+
+if __name__ == "__main__":
+    main()
