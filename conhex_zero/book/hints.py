@@ -2,16 +2,16 @@
 
 Where the book has the player to move winning, its best move is the move a proof most likely needs:
 ``best_move`` names it, ``best_reply`` the position after it (``book prove --best-replies`` proves
-that position instead: one winning move decides the position above it). On Hex 7x7 the book's best
-reply at every opening it has won for the replier did win, but its proof often cost more than the
-whole opening's (docs/knowledge.md, the eleventh session): a search free to choose among the replies
-finds a cheaper one.
+that position instead: one winning move decides the position above it, and the search spends nothing
+on the other moves). On Hex 7x7 the v5 book's best reply won at all 7 openings it has won for the
+replier, and its proof cost about half the opening's in all (cheaper on 5 of 7; a search free to
+choose among the replies sometimes proves another, cheaper one); on Hex 8x8 it proved h3/a6
+(docs/knowledge.md, the eleventh session).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-
 
 if TYPE_CHECKING:
     from conhex_zero.book.folder import OpenBook

@@ -114,7 +114,6 @@ def candidates(opened: OpenBook, max_depth: int | None = None, deepest_first: bo
     return list(dict.fromkeys(r for r in replies if r is not None))
 
 
-
 def first_move_ranks(board, names: list[str]) -> dict[int, int]:
     """The holes ``names`` name and their images under the board's symmetries that keep each
     player's sides (a book keeps one position for each group; a symmetry that exchanges the sides
