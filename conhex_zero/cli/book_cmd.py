@@ -14,7 +14,7 @@ from pathlib import Path
 from conhex_zero.console.words import plural
 from conhex_zero.cli.common import (add_backend_argument, CliError, HelpFormatter, add_threads_argument, check_output_file, output_json,
                                     preflight_checkpoint, preflight_file, preflight_game, resolve_device, warn)
-from conhex_zero.cli.book_common import BookLock, is_book_folder, open_checked
+from conhex_zero.cli.book_common import BookLock, is_book_folder, line_name, open_checked
 from conhex_zero.cli.book_prove_cmd import add_prove_parser
 from conhex_zero.cli.numbers import MAX_SECONDS, SEED, SIMS, Real, Whole
 
@@ -511,17 +511,6 @@ def exact_positions(opened) -> int:
     return sum(1 for node in opened.book.nodes.values() if node.exact)
 
 
-def _line_name(opened, key: str | None) -> str:
-    """A deeper position's moves from the book's start (its line in the book), for the proofs under way."""
-    from conhex_zero.games.game import parse_game
-
-    node = opened.book.nodes.get(key)
-    if node is None:
-        return "a position not in the book"
-    game = parse_game(opened.game)
-    return " ".join(list(opened.start_moves) + [game.action_name(a) for a in node.line])
-
-
 def format_table(opened, rows, source: str | None, top: int = 0, table: dict[str, float] | None = None) -> str:
     from conhex_zero.book.table import CONVENTION
 
@@ -583,7 +572,7 @@ def format_table(opened, rows, source: str | None, top: int = 0, table: dict[str
                      f"({cpu_time(seconds_spent(kept))} in all; the next book prove goes on from them)")
         for h in kept:
             moves = [m.move for m in rows if m.key == h.get("key")]
-            lines.append(f"  {'/'.join(moves) if moves else _line_name(opened, h.get('key'))}: {describe(h)}")
+            lines.append(f"  {'/'.join(moves) if moves else line_name(opened, h.get('key'))}: {describe(h)}")
     if has_truth:
         right = sum((m.win_rate > 0.5) == m.exact_win for m in rows)
         search_right = sum((m.search_win_rate > 0.5) == m.exact_win for m in rows)

@@ -53,3 +53,15 @@ def open_checked(folder: str):
         return book_folder.open_book(folder)
     except BookError as err:
         raise CliError(str(err)) from None
+
+
+def line_name(opened, key: str | None) -> str:
+    """A book position named by its moves from the book's start (``e4 d5``; ``the start`` for the start
+    itself, ``a position not in the book`` where the key is none of its positions)."""
+    from conhex_zero.games.game import parse_game
+
+    node = opened.book.nodes.get(key)
+    if node is None:
+        return "a position not in the book"
+    game = parse_game(opened.game) if isinstance(opened.game, str) else opened.game
+    return " ".join(list(opened.start_moves) + [game.action_name(a) for a in node.line]) or "the start"

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from conhex_zero.cli.book_common import BookLock, open_checked
+from conhex_zero.cli.book_common import BookLock, line_name, open_checked
 from conhex_zero.cli.common import CliError, HelpFormatter
 from conhex_zero.cli.numbers import Real, Whole
 from conhex_zero.console.words import plural
@@ -176,15 +176,8 @@ def run_prove(args: argparse.Namespace) -> int:
 def kept_lines(opened, kept: list[dict]) -> list[str]:
     """One line per kept search: its position's moves from the book's start, CPU time, runs and proof numbers."""
     from conhex_zero.book.carried import describe
-    from conhex_zero.games.game import parse_game
 
-    game = parse_game(opened.game) if isinstance(opened.game, str) else opened.game
-    out = []
-    for h in kept:
-        node = opened.book.nodes.get(h.get("key"))
-        where = " ".join(list(opened.start_moves) + [game.action_name(a) for a in node.line]) if node else "a position"
-        out.append(f"  {where or 'the start'}: {describe(h)}")
-    return out
+    return [f"  {line_name(opened, h.get('key'))}: {describe(h)}" for h in kept]
 
 
 def command_line() -> str:
@@ -206,9 +199,8 @@ def _prove_locked(args: argparse.Namespace, opened, solver, first_moves) -> int:
     copied = copy_proofs(args, opened) if args.sources else {}
     todo = candidates(opened, args.depth, args.deepest_first, first_moves, args.best_replies)
     print(f"{args.book}: {len(opened.book)} positions, {plural(len(todo), 'candidate')} for a proof"
-          f"{'' if args.depth is None else f' (at most {args.depth} pieces'}"
-          f"{'' if args.depth is None else (', then the best move: one more)' if args.best_replies else ')')}"
-          f"{', the best move of each' if args.best_replies and args.depth is None else ''}; {args.nodes} expansions each"
+          f"{'' if args.depth is None else f' (at most {args.depth} pieces)'}"
+          f"{': the position after the best move of each' if args.best_replies else ''}; {args.nodes} expansions each"
           f"{'' if args.workers == 1 else f', {args.workers} workers'}", flush=True)
     started = time.monotonic()
     deadline = None if args.minutes is None else started + 60 * args.minutes
