@@ -494,6 +494,47 @@ def test_best_replies_try_the_position_after_the_books_best_move(tmp_path, capsy
     assert decided and all(nodes[k].proven > 0 for k in decided)  # proved through the reply
 
 
+def test_doubts_try_the_movers_best_move_where_the_book_has_it_losing(tmp_path, capsys):
+    """--doubts: each position the book has lost for its mover gives way to the position after the mover's
+    best book move (its best try), the positions it has won are left out; where the try wins, the proof
+    overturns the book there. A Hex 4x4 network on Hex 5x5 makes a book that is wrong at two such
+    positions: both are proven won after the run, and every result is right (the exact solver)."""
+    from conhex_zero.book.hints import best_reply, best_try
+    from conhex_zero.book.prove import candidates
+
+    folder = tmp_path / "b"
+    assert main(["book", "grow", HEX4, "--game", "hex-5", "--out", str(folder), "--nodes", "60", "--sims", "8",
+                 "--quiet", "--no-exact"]) == 0
+    opened = open_book(folder)
+    nodes = opened.book.nodes
+    truth = HexSolver(hex_board(5))
+    plain = candidates(opened)
+    lost = [k for k in plain if nodes[k].value < 0]
+    tries = [t for t in (best_try(opened, k) for k in lost) if t is not None]
+    todo = candidates(opened, doubts=True)
+    assert tries and sorted(todo) == sorted(set(tries))
+    for key in lost:
+        tried = best_try(opened, key)
+        if tried is not None:  # the mover's best: no book move leaves the opponent less
+            assert tried in nodes[key].children.values()
+            assert nodes[tried].value == min(nodes[c].value for c in nodes[key].children.values())
+    assert all(best_try(opened, k) is None for k in plain if nodes[k].value >= 0)
+    both = candidates(opened, best_replies=True, doubts=True)
+    replies = [best_reply(opened, k) for k in plain if nodes[k].value > 0]
+    assert sorted(both) == sorted(set(tries) | {r for r in replies if r is not None})
+    overturned = [k for k in lost if best_try(opened, k) and not truth.mover_wins(*solver_form(best_try(opened, k)))]
+    assert len(overturned) == 2  # the book is wrong there, and its best try shows it
+
+    assert main(["book", "prove", str(folder), "--doubts", "--quiet", "--table-bits", "14"]) == 0
+    assert "the position after the mover's best try at each the book has lost" in capsys.readouterr().out
+    nodes = open_book(folder).book.nodes
+    assert all(nodes[k].exact for k in todo)
+    for key, node in nodes.items():
+        if node.exact or node.proven:
+            assert ((node.exact or node.proven) > 0) == truth.mover_wins(*solver_form(key)), key
+    assert all((nodes[k].exact or nodes[k].proven) > 0 and nodes[k].value > 0 for k in overturned)
+
+
 def test_an_interrupted_prove_keeps_what_it_proved(tmp_path):
     from conhex_zero.book.prove import prove_book
 

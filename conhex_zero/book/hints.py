@@ -7,6 +7,12 @@ on the other moves). On Hex 7x7 the v5 book's best reply won at all 7 openings i
 replier, and its proof cost about half the opening's in all (cheaper on 5 of 7; a search free to
 choose among the replies sometimes proves another, cheaper one); on Hex 8x8 it proved h3/a6
 (docs/knowledge.md, the eleventh session).
+
+Where the book has the player to move losing, its best move is the mover's best try: ``best_try`` names
+the position after it (``book prove --doubts``). A proof that the try wins overturns the book there (the
+position is won after all, whatever the network believed); a proof that it loses settles that move,
+and the book's minimax turns to the next best. Near 50% the book can be wrong (the tenth session's
+c2/f7): this is the cheapest check of such a claim, one move instead of all of them.
 """
 
 from __future__ import annotations
@@ -17,13 +23,13 @@ if TYPE_CHECKING:
     from conhex_zero.book.folder import OpenBook
 
 
-def best_move(opened: OpenBook, key: str) -> int | None:
+def best_move(opened: OpenBook, key: str, losing: bool = False) -> int | None:
     """The book's best move at ``key`` (canonical frame), where the book has the mover winning there
-    (its minimax value above 0) and the move is a book move that the search of the moves not in the
-    book does not rate below another; else None."""
+    (its minimax value above 0; ``losing``: below 0) and the move is a book move that the search of
+    the moves not in the book does not rate below another; else None."""
     nodes = opened.book.nodes
     node = nodes[key]
-    if node.value <= 0 or not node.children or not key.endswith("|-"):
+    if (node.value >= 0 if losing else node.value <= 0) or not node.children or not key.endswith("|-"):
         return None
     action, child = min(node.children.items(), key=lambda ac: (nodes[ac[1]].value, ac[1]))  # the mover's best
     if node.rest is not None and node.rest.value > -nodes[child].value:
@@ -31,13 +37,20 @@ def best_move(opened: OpenBook, key: str) -> int | None:
     return action
 
 
-def best_reply(opened: OpenBook, key: str) -> str | None:
+def best_reply(opened: OpenBook, key: str, losing: bool = False) -> str | None:
     """The position after ``best_move`` at ``key`` where that position is not settled yet (a proof that
-    the mover there loses proves ``key`` won); else None."""
-    action = best_move(opened, key)
+    the mover there loses proves ``key`` won); else None. ``losing``: where the book has the mover at
+    ``key`` losing (``best_try``)."""
+    action = best_move(opened, key, losing)
     if action is None:
         return None
     child = opened.book.nodes[opened.book.nodes[key].children[action]]
     if child.exact or child.proven or not child.key.endswith("|-"):
         return None
     return child.key
+
+
+def best_try(opened: OpenBook, key: str) -> str | None:
+    """Where the book has the mover at ``key`` losing: the position after the mover's best book move,
+    not settled yet (a proof that the opponent loses there overturns the book at ``key``); else None."""
+    return best_reply(opened, key, losing=True)

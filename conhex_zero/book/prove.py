@@ -25,7 +25,7 @@ from typing import Callable
 
 from conhex_zero.book import carried, store
 from conhex_zero.book.folder import OpenBook
-from conhex_zero.book.hints import best_reply
+from conhex_zero.book.hints import best_reply, best_try
 from conhex_zero.book.shared import Harvester, Images, open_positions, parse_key
 
 SAVE_EVERY_SECONDS = 600.0
@@ -75,7 +75,8 @@ class ProveReport:
 
 
 def candidates(opened: OpenBook, max_depth: int | None = None, deepest_first: bool = False,
-               first_moves: frozenset[int] | dict[int, int] | None = None, best_replies: bool = False) -> list[str]:
+               first_moves: frozenset[int] | dict[int, int] | None = None, best_replies: bool = False,
+               doubts: bool = False) -> list[str]:
     """Keys of the book's positions worth a proof: not exact yet, not proven by the book's own
     searches, no swap left; shallowest first (then in the order of the keys), the book's start
     position last (its moves are the table: what the start's value adds, they already say).
@@ -85,7 +86,10 @@ def candidates(opened: OpenBook, max_depth: int | None = None, deepest_first: bo
     rank, ``first_move_ranks``), the positions of a depth come in the order of their first moves' ranks.
     ``best_replies``: each candidate the book has won for its mover is replaced by the position after
     its best move (``hints.best_reply``), those it has lost are left out: a proof that one move wins
-    decides the position, and the search spends nothing on the mover's other moves."""
+    decides the position, and the search spends nothing on the mover's other moves. ``doubts``: each
+    candidate the book has lost for its mover is replaced by the position after the mover's best try
+    (``hints.best_try``), those it has won are left out (unless ``best_replies``): a proof that the try
+    wins overturns the book's value."""
     out = []
     for key, node in opened.book.nodes.items():
         if node.exact or node.proven or not key.endswith("|-"):
@@ -108,9 +112,16 @@ def candidates(opened: OpenBook, max_depth: int | None = None, deepest_first: bo
         out = sorted(out, key=lambda k: (k == start, -key_depth(k), rank(k), k))
     else:
         out = sorted(out, key=lambda k: (k == start, key_depth(k), rank(k), k))
-    if not best_replies:
+    if not best_replies and not doubts:
         return out
-    replies = (best_reply(opened, k) for k in out)
+
+    def deeper(k: str) -> str | None:
+        value = nodes[k].value
+        if best_replies and value > 0:
+            return best_reply(opened, k)
+        return best_try(opened, k) if doubts and value < 0 else None
+
+    replies = (deeper(k) for k in out)
     return list(dict.fromkeys(r for r in replies if r is not None))
 
 
@@ -246,7 +257,7 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
                max_depth: int | None = None, flush_seconds: float = 30.0, deepest_first: bool = False,
                on_position: Callable[[str, int | None], None] | None = None, workers: int = 1,
                table_bits: int = 22, first_moves: frozenset[int] | None = None,
-               keep: Keep | None = None, best_replies: bool = False) -> ProveReport:
+               keep: Keep | None = None, best_replies: bool = False, doubts: bool = False) -> ProveReport:
     """Try the solver on every candidate (``candidates``) with ``max_nodes`` each, until
     ``deadline`` (``time.monotonic``; the search in flight stops there too); append the results to
     the book and update its values. ``on_position(key, result)`` is called after each (result
@@ -254,7 +265,7 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
     solver (``table_bits``), take the candidates in order (``solver`` is then not used).
     Interrupted (``KeyboardInterrupt``), it writes what it proved and returns (``stopped``).
     ``keep``: searches cut short are saved into the book and resumed by a later run (``Keep``).
-    ``best_replies``: the positions after the candidates' best moves instead (``candidates``)."""
+    ``best_replies``, ``doubts``: the positions after the candidates' best moves instead (``candidates``)."""
     report = ProveReport()
     started = time.monotonic()
     pending: list[dict] = []
@@ -295,7 +306,7 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
         if time.monotonic() - last_flush >= flush_seconds:
             flush()
 
-    todo = candidates(opened, max_depth, deepest_first, first_moves, best_replies)
+    todo = candidates(opened, max_depth, deepest_first, first_moves, best_replies, doubts)
     positions = open_positions(opened) if todo else []
     harvester = Harvester(positions)
     pool = None

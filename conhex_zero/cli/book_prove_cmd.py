@@ -61,6 +61,12 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
                        "the book's best move there (one piece deeper; positions the book has lost are left out): a "
                        "proof that this move wins decides the position, and the search spends nothing on the other "
                        "moves; where the move does not win, the search says so and nothing is decided above it")
+    prove.add_argument("--doubts", action="store_true",
+                       help="instead of each position the book has lost for the player to move, try the position after "
+                       "the mover's best book move there, its best try (one piece deeper; positions the book has won are "
+                       "left out unless --best-replies is given too): a proof that the try wins overturns the book there, "
+                       "whatever the network believed; a proof that it loses settles that move, and the book turns to the "
+                       "next best try. The cheapest check of a claim near 50%%")
     prove.add_argument("--workers", type=WORKERS, default=1, metavar="W",
                        help="W processes, each with its own solver and table, take the positions in turn (default: 1; "
                        "2 on two cores roughly halves a run)")
@@ -197,10 +203,14 @@ def _prove_locked(args: argparse.Namespace, opened, solver, first_moves) -> int:
     from conhex_zero.console.progress import progress_bar
 
     copied = copy_proofs(args, opened) if args.sources else {}
-    todo = candidates(opened, args.depth, args.deepest_first, first_moves, args.best_replies)
+    todo = candidates(opened, args.depth, args.deepest_first, first_moves, args.best_replies, args.doubts)
+    deeper = {(True, False): ": the position after the best move of each the book has won for its mover",
+              (False, True): ": the position after the mover's best try at each the book has lost for its mover",
+              (True, True): ": the position after the best move of each (a reply where the book has its mover "
+                            "winning, a try where losing)"}.get((args.best_replies, args.doubts), "")
     print(f"{args.book}: {len(opened.book)} positions, {plural(len(todo), 'candidate')} for a proof"
           f"{'' if args.depth is None else f' (at most {args.depth} pieces)'}"
-          f"{': the position after the best move of each' if args.best_replies else ''}; {args.nodes} expansions each"
+          f"{deeper}; {args.nodes} expansions each"
           f"{'' if args.workers == 1 else f', {args.workers} workers'}", flush=True)
     started = time.monotonic()
     deadline = None if args.minutes is None else started + 60 * args.minutes
@@ -216,7 +226,7 @@ def _prove_locked(args: argparse.Namespace, opened, solver, first_moves) -> int:
     with bar:
         report = prove_book(opened, solver, args.nodes, deadline, args.depth, on_position=on_position,
                             deepest_first=args.deepest_first, workers=args.workers, table_bits=args.table_bits,
-                            first_moves=first_moves, best_replies=args.best_replies,
+                            first_moves=first_moves, best_replies=args.best_replies, doubts=args.doubts,
                             keep=None if args.no_keep else Keep(opened.folder, 60 * args.keep_after))
         run = {"type": "prove", "command": command_line(),
                "minutes": round(report.seconds / 60, 3), "nodes": args.nodes, "workers": args.workers, "tried": report.total_tried,
