@@ -1,12 +1,16 @@
 """What a proof of an opening costs the native solver, against a proof of the book's best reply alone.
 
     python benchmarks/solver_best_reply.py checkpoints/books/hex7-l4h64c-v5 --seconds 120
+    python benchmarks/solver_best_reply.py checkpoints/books/hex7-l4h64c-v5 --doubts --openings b2,d2
 
 For every opening (one stone, no swap left) where the book has the player to move (the replier)
 winning, two searches, each with a fresh table and in the frame of the opening's book key (the
 solver's move order is not symmetric: the same opening in a mirror image can cost three times as
 much): the opening itself (the search free to choose among the replies) and the position after the
 book's best reply (``book prove --best-replies``: a proof that this reply wins decides the opening).
+``--doubts``: the openings where the book has the replier losing instead, and the replier's best try
+(``book prove --doubts``: a proof that the try wins overturns the book; the opening's own search says
+whether the book was right).
 Prints node expansions and CPU seconds (``time.process_time``) of each and whether the reply won,
 and writes ``--json`` (default ``runs/bench/solver_best_reply.json``). Expansions are exact whatever
 else the machine runs; seconds are not.
@@ -23,7 +27,7 @@ from pathlib import Path
 
 from conhex_zero.analysis.native_solver import NativeHexSolver
 from conhex_zero.book.folder import open_book
-from conhex_zero.book.hints import best_move, best_reply
+from conhex_zero.book.hints import best_move, best_reply, best_try
 from conhex_zero.book.prove import key_depth
 from conhex_zero.book.shared import solver_form
 from conhex_zero.games.game import parse_game
@@ -43,6 +47,9 @@ def main() -> None:
     parser.add_argument("book", help="a book folder of Hex up to 8x8")
     parser.add_argument("--openings", default=None, help="only these first moves, comma-separated (default: all)")
     parser.add_argument("--seconds", type=float, default=120.0, help="CPU-time limit of one search (default 120)")
+    parser.add_argument("--doubts", action="store_true",
+                        help="the openings the book has lost for the replier, and the replier's best try (default: those it "
+                        "has won for the replier, and its best reply)")
     parser.add_argument("--table-bits", type=int, default=22, help="log2 of the table's entries (default 22)")
     parser.add_argument("--json", default="runs/bench/solver_best_reply.json", help="where the results go")
     args = parser.parse_args()
@@ -55,7 +62,8 @@ def main() -> None:
     rows = []
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    print(f"{opened.game}, book {args.book}: the openings it has won for the replier, at most {args.seconds:g} CPU s a search")
+    kind = "lost for the replier, and its best try" if args.doubts else "won for the replier, and its best reply"
+    print(f"{opened.game}, book {args.book}: the openings it has {kind}, at most {args.seconds:g} CPU s a search")
     print("searched as: the key's image (its stone and whose it is); its reply in that frame")
     print(f"{'opening':8} {'searched as':12} {'reply':6} {'reply wins':>10} {'opening: expansions':>20} {'cpu s':>7} "
           f"{'reply: expansions':>18} {'cpu s':>7}")
@@ -66,24 +74,30 @@ def main() -> None:
         frame = f"{name((mine | theirs).bit_length() - 1)}/{'first' if player else 'second'}"
         if wanted is not None and opening not in wanted:
             continue
-        if best_reply(opened, key) is None:
+        if (best_try if args.doubts else best_reply)(opened, key) is None:
             continue
-        action = best_move(opened, key)
+        action = best_move(opened, key, losing=args.doubts)
         reply = name(action)
         root = search(solver, mine, theirs, player, args.seconds)
         focused = search(solver, theirs, mine | 1 << action, 1 - player, args.seconds)
         wins = None if focused["mover_wins"] is None else not focused["mover_wins"]
         rows.append({"opening": opening, "searched_as": frame, "reply": reply, "reply_wins": wins,
+                     "book_value": round(nodes[key].value, 4), "mode": "doubts" if args.doubts else "best replies",
                      "opening_search": root, "reply_search": focused})
         print(f"{opening:8} {frame:12} {reply:6} {('-' if wins is None else 'yes' if wins else 'no'):>10} {root['expansions']:>20,} "
               f"{root['cpu_seconds']:>7.1f} {focused['expansions']:>18,} {focused['cpu_seconds']:>7.1f}", flush=True)
         out.write_text(json.dumps({"machine": platform.processor() or platform.machine(), "python": platform.python_version(),
                                    "command": "python benchmarks/solver_best_reply.py " + " ".join(sys.argv[1:]),
-                                   "game": opened.game, "book": args.book, "rows": rows}, indent=1) + "\n")
+                                   "game": opened.game, "book": args.book, "doubts": args.doubts, "rows": rows}, indent=1) + "\n")
     settled = [r for r in rows if r["opening_search"]["mover_wins"] is not None and r["reply_search"]["mover_wins"] is not None]
-    print(f"{len(rows)} openings, {sum(r['reply_wins'] is True for r in rows)} best replies won; both settled on {len(settled)}: "
+    if args.doubts:
+        wrong = [r for r in settled if r["opening_search"]["mover_wins"]]
+        print(f"the book wrong at {len(wrong)} of {len(settled)} settled openings; its best try won (the book overturned) at "
+              f"{sum(r['reply_wins'] is True for r in wrong)} of them")
+    print(f"{len(rows)} openings, {sum(r['reply_wins'] is True for r in rows)} best {'tries' if args.doubts else 'replies'} won; "
+          f"both settled on {len(settled)}: "
           f"{sum(r['opening_search']['expansions'] for r in settled):,} expansions for the openings, "
-          f"{sum(r['reply_search']['expansions'] for r in settled):,} for the best replies; the reply cheaper on "
+          f"{sum(r['reply_search']['expansions'] for r in settled):,} for the best moves; the move cheaper on "
           f"{sum(r['reply_search']['expansions'] < r['opening_search']['expansions'] for r in settled)}")
     print(f"written {out}")
 

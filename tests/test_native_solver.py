@@ -850,32 +850,37 @@ def test_the_resume_benchmark_measures_what_a_reloaded_search_redoes(tmp_path, m
     assert "uninterrupted" in capsys.readouterr().out
 
 
-def test_the_best_reply_benchmark_compares_an_opening_with_its_best_reply(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("doubts", [False, True], ids=["best-replies", "doubts"])
+def test_the_best_reply_benchmark_compares_an_opening_with_its_best_reply(tmp_path, monkeypatch, capsys, doubts):
     """benchmarks/solver_best_reply.py on a Hex 4x4 book: a row for each opening the book has won for
-    the replier, both searches settled, the reply's verdict the exact solver's."""
+    the replier (--doubts: lost for the replier, and the replier's best try), both searches settled,
+    the move's verdict the exact solver's."""
     import runpy
     import sys
 
-    from conhex_zero.book.hints import best_move, best_reply
+    from conhex_zero.book.hints import best_move, best_reply, best_try
     from conhex_zero.book.prove import key_depth
 
     folder = tmp_path / "b"
     assert main(["book", "grow", HEX4, "--out", str(folder), "--nodes", "40", "--sims", "8", "--quiet",
                  "--no-exact", "--seed", "1"]) == 0
     opened = open_book(folder)
-    expected = [k for k in opened.book.nodes if key_depth(k) == 1 and best_reply(opened, k) is not None]
+    deeper = best_try if doubts else best_reply
+    expected = [k for k in opened.book.nodes if key_depth(k) == 1 and deeper(opened, k) is not None]
     out = tmp_path / "r.json"
-    monkeypatch.setattr(sys, "argv", ["solver_best_reply.py", str(folder), "--table-bits", "16", "--json", str(out)])
+    monkeypatch.setattr(sys, "argv", ["solver_best_reply.py", str(folder), "--table-bits", "16", "--json", str(out),
+                                      *(["--doubts"] if doubts else [])])
     runpy.run_path(str(Path(__file__).parents[1] / "benchmarks" / "solver_best_reply.py"), run_name="__main__")
     rows = json.loads(out.read_text())["rows"]
     assert expected and len(rows) == len(expected)
     truth = HexSolver(hex_board(4))
     for key, row in zip(sorted(expected), rows):
         mine, theirs, player = solver_form(key)
-        action = best_move(opened, key)
+        action = best_move(opened, key, losing=doubts)
+        assert (row["book_value"] < 0) == doubts
         assert row["opening_search"]["mover_wins"] == truth.mover_wins(mine, theirs, player)
         assert row["reply_wins"] == (not truth.mover_wins(theirs, mine | 1 << action, 1 - player))
-    assert "best replies won" in capsys.readouterr().out
+    assert f"best {'tries' if doubts else 'replies'} won" in capsys.readouterr().out
 
 
 def test_a_saved_search_keeps_its_entries_in_stone_order(tmp_path):
