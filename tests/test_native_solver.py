@@ -535,6 +535,47 @@ def test_doubts_try_the_movers_best_move_where_the_book_has_it_losing(tmp_path, 
     assert all((nodes[k].exact or nodes[k].proven) > 0 and nodes[k].value > 0 for k in overturned)
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_next_best_tries_the_next_move_where_the_best_one_failed(tmp_path, capsys, workers):
+    """--next-best K: where the solver proves a best try does not win, the position's next best try (by
+    the book updated with that result) is searched at once, before the positions waiting, up to K moves
+    a position; every result right (the exact solver). The Hex 5x5 book the 4x4 network makes."""
+    from conhex_zero.book.prove import candidate_pairs, prove_book
+
+    folder = tmp_path / "b"
+    assert main(["book", "grow", HEX4, "--game", "hex-5", "--out", str(folder), "--nodes", "60", "--sims", "8",
+                 "--quiet", "--no-exact"]) == 0
+    opened = open_book(folder)
+    above = {key: up for up, key in candidate_pairs(opened, doubts=True)}
+    searched, added = [], []
+    report = prove_book(opened, NativeHexSolver(hex_board(5), table_bits=14), 100_000, doubts=True, next_best=3,
+                        workers=workers, table_bits=14, on_position=lambda k, r: searched.append((k, r)),
+                        on_added=added.append)
+    assert report.followed == len(added) > 0 and report.total_tried == len(searched)
+    nodes = opened.book.nodes
+    for key in added:  # a book move of the position above a failed try, not searched before
+        up = next(above[k] for k, r in searched if k in above and r is not None and r > 0 and key in
+                  nodes[above[k]].children.values())
+        above[key] = up
+    per_position: dict[str, list[int]] = {}
+    for key, result in searched:
+        per_position.setdefault(above[key], []).append(result)
+    assert max(len(r) for r in per_position.values()) > 1 and all(len(r) <= 3 for r in per_position.values())
+    for results in per_position.values():  # a position's next try only after its tries before failed
+        assert all(r is not None and r > 0 for r in results[:-1])
+    if workers == 1:  # one process: the next try is searched right after the failure
+        for (key, result), (following, _) in zip(searched, searched[1:]):
+            if following in added:
+                assert above[following] == above[key] and result > 0
+    truth = HexSolver(hex_board(5))
+    again = open_book(folder).book.nodes  # as written
+    for key, node in again.items():
+        if node.exact or node.proven:
+            assert ((node.exact or node.proven) > 0) == truth.mover_wins(*solver_form(key)), key
+    assert main(["book", "prove", str(folder), "--next-best", "2", "--quiet"]) != 0
+    assert "give --best-replies or --doubts with it" in capsys.readouterr().err
+
+
 def test_an_interrupted_prove_keeps_what_it_proved(tmp_path):
     from conhex_zero.book.prove import prove_book
 

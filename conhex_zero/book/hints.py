@@ -54,3 +54,12 @@ def best_try(opened: OpenBook, key: str) -> str | None:
     """Where the book has the mover at ``key`` losing: the position after the mover's best book move,
     not settled yet (a proof that the opponent loses there overturns the book at ``key``); else None."""
     return best_reply(opened, key, losing=True)
+
+
+def best_move_position(opened: OpenBook, key: str, best_replies: bool, doubts: bool) -> str | None:
+    """The position a proof run tries instead of ``key``: ``best_reply`` where the book has the mover
+    winning (with ``best_replies``), ``best_try`` where losing (with ``doubts``); else None."""
+    value = opened.book.nodes[key].value
+    if best_replies and value > 0:
+        return best_reply(opened, key)
+    return best_try(opened, key) if doubts and value < 0 else None

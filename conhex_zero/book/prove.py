@@ -25,7 +25,8 @@ from typing import Callable
 
 from conhex_zero.book import carried, store
 from conhex_zero.book.folder import OpenBook
-from conhex_zero.book.hints import best_reply, best_try
+from conhex_zero.book.hints import best_move_position
+from conhex_zero.book.proof_queue import ProofQueue
 from conhex_zero.book.shared import Harvester, Images, open_positions, parse_key
 
 SAVE_EVERY_SECONDS = 600.0
@@ -64,6 +65,8 @@ class ProveReport:
     """Other positions of the book the searches' tables settled (exact results written too)."""
     conflicts: list[str] = field(default_factory=list)
     """Positions where a table's result contradicted the book's own proof (neither written)."""
+    followed: int = 0
+    """Next best moves queued where a best move failed (``next_best``)."""
 
     @property
     def total_tried(self) -> int:
@@ -77,7 +80,15 @@ class ProveReport:
 def candidates(opened: OpenBook, max_depth: int | None = None, deepest_first: bool = False,
                first_moves: frozenset[int] | dict[int, int] | None = None, best_replies: bool = False,
                doubts: bool = False) -> list[str]:
-    """Keys of the book's positions worth a proof: not exact yet, not proven by the book's own
+    """Keys of the book's positions worth a proof (``candidate_pairs``' second members)."""
+    return [key for _, key in candidate_pairs(opened, max_depth, deepest_first, first_moves, best_replies, doubts)]
+
+
+def candidate_pairs(opened: OpenBook, max_depth: int | None = None, deepest_first: bool = False,
+                    first_moves: frozenset[int] | dict[int, int] | None = None, best_replies: bool = False,
+                    doubts: bool = False) -> list[tuple[str | None, str]]:
+    """``(above, key)`` for each of the book's positions worth a proof (``above``: the position whose
+    best move led there, with ``best_replies`` or ``doubts``; else None): not exact yet, not proven by the book's own
     searches, no swap left; shallowest first (then in the order of the keys), the book's start
     position last (its moves are the table: what the start's value adds, they already say).
     ``deepest_first``: the book's leaves first, the positions a budget settles most often, whose
@@ -89,7 +100,7 @@ def candidates(opened: OpenBook, max_depth: int | None = None, deepest_first: bo
     decides the position, and the search spends nothing on the mover's other moves. ``doubts``: each
     candidate the book has lost for its mover is replaced by the position after the mover's best try
     (``hints.best_try``), those it has won are left out (unless ``best_replies``): a proof that the try
-    wins overturns the book's value."""
+    wins overturns the book's value. A position two candidates lead to comes once, after the first."""
     out = []
     for key, node in opened.book.nodes.items():
         if node.exact or node.proven or not key.endswith("|-"):
@@ -113,16 +124,13 @@ def candidates(opened: OpenBook, max_depth: int | None = None, deepest_first: bo
     else:
         out = sorted(out, key=lambda k: (k == start, key_depth(k), rank(k), k))
     if not best_replies and not doubts:
-        return out
-
-    def deeper(k: str) -> str | None:
-        value = nodes[k].value
-        if best_replies and value > 0:
-            return best_reply(opened, k)
-        return best_try(opened, k) if doubts and value < 0 else None
-
-    replies = (deeper(k) for k in out)
-    return list(dict.fromkeys(r for r in replies if r is not None))
+        return [(None, k) for k in out]
+    pairs: dict[str, str] = {}
+    for k in out:
+        deeper = best_move_position(opened, k, best_replies, doubts)
+        if deeper is not None:
+            pairs.setdefault(deeper, k)
+    return [(above, key) for key, above in pairs.items()]
 
 
 def first_move_ranks(board, names: list[str]) -> dict[int, int]:
@@ -257,7 +265,8 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
                max_depth: int | None = None, flush_seconds: float = 30.0, deepest_first: bool = False,
                on_position: Callable[[str, int | None], None] | None = None, workers: int = 1,
                table_bits: int = 22, first_moves: frozenset[int] | None = None,
-               keep: Keep | None = None, best_replies: bool = False, doubts: bool = False) -> ProveReport:
+               keep: Keep | None = None, best_replies: bool = False, doubts: bool = False,
+               next_best: int = 1, on_added: Callable[[str], None] | None = None) -> ProveReport:
     """Try the solver on every candidate (``candidates``) with ``max_nodes`` each, until
     ``deadline`` (``time.monotonic``; the search in flight stops there too); append the results to
     the book and update its values. ``on_position(key, result)`` is called after each (result
@@ -265,7 +274,9 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
     solver (``table_bits``), take the candidates in order (``solver`` is then not used).
     Interrupted (``KeyboardInterrupt``), it writes what it proved and returns (``stopped``).
     ``keep``: searches cut short are saved into the book and resumed by a later run (``Keep``).
-    ``best_replies``, ``doubts``: the positions after the candidates' best moves instead (``candidates``)."""
+    ``best_replies``, ``doubts``: the positions after the candidates' best moves instead (``candidates``);
+    ``next_best``: where such a move fails, the next best is tried, up to that many moves a position
+    (``proof_queue``), each announced to ``on_added``."""
     report = ProveReport()
     started = time.monotonic()
     pending: list[dict] = []
@@ -306,29 +317,60 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
         if time.monotonic() - last_flush >= flush_seconds:
             flush()
 
-    todo = candidates(opened, max_depth, deepest_first, first_moves, best_replies, doubts)
-    positions = open_positions(opened) if todo else []
+    pairs = candidate_pairs(opened, max_depth, deepest_first, first_moves, best_replies, doubts)
+    todo = ProofQueue(opened, pairs, next_best, best_replies, doubts)
+    positions = open_positions(opened) if pairs else []
     harvester = Harvester(positions)
     pool = None
+
+    def settled(key: str, result: int | None) -> None:
+        follow = todo.settled(key, result)
+        if follow is not None:
+            report.followed += 1
+            if on_added is not None:
+                on_added(follow)
+
     try:
         if workers <= 1:
-            for key in todo:
-                if opened.book.nodes[key].exact:  # settled meanwhile by another search's table
-                    continue
+            while (key := todo.pop()) is not None:  # a position settled meanwhile by another search's table: skipped
                 outcome = _solve(solver, key, max_nodes, deadline, keep)
                 record(*outcome)
                 record_harvest(harvester.after(solver, key))
                 if outcome[2]:
                     break
+                settled(key, outcome[1])
             record_harvest(harvester.after(solver, "", force=True))  # what the last searches settled
         else:
             import multiprocessing
+            import queue
 
             game = opened.game if isinstance(opened.game, str) else str(opened.game)
             pool = multiprocessing.get_context("spawn").Pool(workers, _start_worker, (game, table_bits, keep, positions))
-            for outcome, found in pool.imap_unordered(_worker_solve, [(k, max_nodes, deadline) for k in todo], chunksize=1):
+            done: queue.Queue = queue.Queue()
+            in_flight = 0
+
+            def submit() -> None:
+                nonlocal in_flight
+                while in_flight < workers and (key := todo.pop()) is not None:
+                    pool.apply_async(_worker_solve, ((key, max_nodes, deadline),), callback=done.put,
+                                     error_callback=done.put)
+                    in_flight += 1
+
+            submit()
+            while in_flight:
+                try:
+                    item = done.get(timeout=0.5)
+                except queue.Empty:
+                    continue
+                in_flight -= 1
+                if isinstance(item, BaseException):
+                    raise item
+                outcome, found = item
                 record(*outcome)
                 record_harvest(found)
+                if not outcome[2]:
+                    settled(outcome[0], outcome[1])
+                submit()
             pool.close()
             pool.join()
     except KeyboardInterrupt:  # Ctrl-C, kill -INT: keep what was proved

@@ -22,6 +22,7 @@ MINUTES = Real(0.0, 7 * 24 * 60.0, above=True, what="a number of minutes")
 DEPTH = Whole(0, 64)
 TABLE_BITS = Whole(12, 28)
 WORKERS = Whole(1, 64)
+NEXT_BEST = Whole(1, 64)
 KEEP_MINUTES = Real(0.0, 7 * 24 * 60.0, what="a number of minutes")
 
 
@@ -67,6 +68,9 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
                        "left out unless --best-replies is given too): a proof that the try wins overturns the book there, "
                        "whatever the network believed; a proof that it loses settles that move, and the book turns to the "
                        "next best try. The cheapest check of a claim near 50%%")
+    prove.add_argument("--next-best", type=NEXT_BEST, default=1, metavar="K",
+                       help="with --best-replies or --doubts: where the solver proves a best move does not win, try the "
+                       "book's next best move there at once, up to K moves a position (default: 1, the best only)")
     prove.add_argument("--workers", type=WORKERS, default=1, metavar="W",
                        help="W processes, each with its own solver and table, take the positions in turn (default: 1; "
                        "2 on two cores roughly halves a run)")
@@ -142,6 +146,8 @@ def run_prove(args: argparse.Namespace) -> int:
     opened = open_checked(args.book)
     if args.copy_only and not args.sources:
         raise CliError("--copy-only copies the results of --from SRC: name a book to copy from")
+    if args.next_best > 1 and not (args.best_replies or args.doubts):
+        raise CliError("--next-best follows a failed best move: give --best-replies or --doubts with it")
     if args.copy_only:
         with BookLock(opened.folder):
             copied = copy_proofs(args, opened)
@@ -217,6 +223,10 @@ def _prove_locked(args: argparse.Namespace, opened, solver, first_moves) -> int:
     bar = progress_bar(total=len(todo), unit="position", desc="proving", disable=args.quiet)
     proved = 0
 
+    def on_added(key: str) -> None:  # a failed best move's next best (--next-best)
+        bar.total += 1
+        bar.refresh()
+
     def on_position(key: str, result: int | None) -> None:
         nonlocal proved
         proved += result is not None
@@ -227,6 +237,7 @@ def _prove_locked(args: argparse.Namespace, opened, solver, first_moves) -> int:
         report = prove_book(opened, solver, args.nodes, deadline, args.depth, on_position=on_position,
                             deepest_first=args.deepest_first, workers=args.workers, table_bits=args.table_bits,
                             first_moves=first_moves, best_replies=args.best_replies, doubts=args.doubts,
+                            next_best=args.next_best, on_added=on_added,
                             keep=None if args.no_keep else Keep(opened.folder, 60 * args.keep_after))
         run = {"type": "prove", "command": command_line(),
                "minutes": round(report.seconds / 60, 3), "nodes": args.nodes, "workers": args.workers, "tried": report.total_tried,
@@ -237,9 +248,11 @@ def _prove_locked(args: argparse.Namespace, opened, solver, first_moves) -> int:
     if report.stopped == "interrupted":
         print("interrupted: every position proved so far is written", flush=True)
     if report.stopped == "time":
-        untried = max(0, len(todo) - report.total_tried - report.cut)
+        untried = max(0, len(todo) + report.followed - report.total_tried - report.cut)
         print(f"stopped after {args.minutes:g} minutes: {plural(report.cut, 'search', 'searches')} cut short, "
               f"{plural(untried, 'candidate')} not tried", flush=True)
+    if report.followed:
+        print(f"{plural(report.followed, 'next best move')} tried where the best failed (--next-best {args.next_best})")
     for depth in sorted(report.tried):
         print(f"  {depth} pieces: {report.proved.get(depth, 0)} of {report.tried[depth]} proved")
     print(f"{args.book}: {report.total_proved} of {plural(report.total_tried, 'position')} proved in "
