@@ -912,7 +912,7 @@ def test_the_best_reply_benchmark_compares_an_opening_with_its_best_reply(tmp_pa
     expected = [k for k in opened.book.nodes if key_depth(k) == 1 and deeper(opened, k) is not None]
     out = tmp_path / "r.json"
     monkeypatch.setattr(sys, "argv", ["solver_best_reply.py", str(folder), "--table-bits", "16", "--json", str(out),
-                                      *(["--doubts"] if doubts else [])])
+                                      *(["--doubts", "--next-best", "3"] if doubts else [])])
     runpy.run_path(str(Path(__file__).parents[1] / "benchmarks" / "solver_best_reply.py"), run_name="__main__")
     rows = json.loads(out.read_text())["rows"]
     assert expected and len(rows) == len(expected)
@@ -923,6 +923,11 @@ def test_the_best_reply_benchmark_compares_an_opening_with_its_best_reply(tmp_pa
         assert (row["book_value"] < 0) == doubts
         assert row["opening_search"]["mover_wins"] == truth.mover_wins(mine, theirs, player)
         assert row["reply_wins"] == (not truth.mover_wins(theirs, mine | 1 << action, 1 - player))
+        later = row["next_moves"]
+        assert len(later) <= (2 if doubts else 0) and (not later or row["reply_wins"] is False)
+        hole = {hole_name: i for i, hole_name in enumerate(hex_board(4).hole_names)}
+        for m in later:  # each next move's verdict the exact solver's
+            assert m["wins"] == (not truth.mover_wins(theirs, mine | 1 << hole[m["move"]], 1 - player))
     assert f"best {'tries' if doubts else 'replies'} won" in capsys.readouterr().out
 
 
