@@ -757,7 +757,8 @@ def test_a_deadline_before_a_search_begins_counts_it_not_tried_not_cut_short(tmp
 def test_book_prove_keeps_searches_cut_short_unless_told_not_to(tmp_path, capsys):
     """--keep-after 0 with a one-expansion budget: the searches it cuts short are kept in the book
     and named by the run and by book show (text and JSON); a second run with a larger budget goes on
-    from them and deletes each one it proves; --no-keep neither loads nor writes any."""
+    from them and deletes each one it proves; one of a position the book has settled otherwise is deleted
+    too (``forget_settled_searches``, at the end of every run); --no-keep neither loads nor writes any."""
     folder = tmp_path / "b"
     assert main(["book", "grow", HEX4, "--out", str(folder), "--nodes", "25", "--sims", "8", "--quiet",
                  "--no-exact"]) == 0
@@ -782,6 +783,14 @@ def test_book_prove_keeps_searches_cut_short_unless_told_not_to(tmp_path, capsys
     table = json.loads((tmp_path / "t.json").read_text())
     assert len(table["searches_kept"]) == len(kept) and all(s["runs"] == 1 for s in table["searches_kept"])
     assert all(s["proof_number"] > 0 and s["disproof_number"] > 0 for s in table["searches_kept"])
+    from conhex_zero.book import carried
+    from conhex_zero.book.prove import forget_settled_searches
+
+    opened = open_book(folder)  # one kept position settled (as a proof below it would): its search goes
+    first, *others = [h["key"] for h in carried.saved_searches(folder)]
+    opened.book.nodes[first].exact = 1
+    assert forget_settled_searches(opened) == [first] and opened.book.nodes[first].proven == 1
+    assert sorted(h["key"] for h in carried.saved_searches(folder)) == sorted(others)
     assert main(["book", "prove", str(folder), "--keep-after", "0", "--quiet", "--table-bits", "14"]) == 0
     assert not list((folder / "searches").glob("*.gz"))
     assert main(["book", "prove", str(folder), "--keep-after", "-1"]) != 0

@@ -155,6 +155,21 @@ def first_move_images(board, names: list[str]) -> frozenset[int]:
     return frozenset(first_move_ranks(board, names))
 
 
+def forget_settled_searches(opened: OpenBook) -> list[str]:
+    """Delete the saved searches (``carried``) of positions the book has settled since they were cut
+    short: exact, or proven through its minimax (a proof below them, or results copied from another
+    book); returns their keys. Such a search would never be resumed (candidates skip settled positions)."""
+    opened.book.update()
+    gone = []
+    for header in carried.saved_searches(opened.folder):
+        key = header.get("key")
+        node = opened.book.nodes.get(key) if isinstance(key, str) else None
+        if node is not None and (node.exact or node.proven):
+            carried.forget(opened.folder, key)
+            gone.append(key)
+    return gone
+
+
 NOT_STARTED = 2
 """``_solve``'s ``cut`` when the deadline came before the search began (True: it cut the search short)."""
 

@@ -154,7 +154,8 @@ def run_prove(args: argparse.Namespace) -> int:
             store_run(opened, {"type": "prove", "command": command_line(), "minutes": 0.0, "nodes": 0, "workers": 0,
                                "tried": 0, "proved": 0, "copied": len(copied), "from": args.sources,
                                "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
-        print(f"{args.book}: {plural(len(copied), 'exact result')} copied")
+            print(f"{args.book}: {plural(len(copied), 'exact result')} copied")
+            report_forgotten(opened)
         print(f"conhex-zero book show {args.book}   (the first-move table)")
         return 0
     from conhex_zero.analysis.native_solver import NativeHexSolver, NativeSolverUnavailable
@@ -183,6 +184,16 @@ def run_prove(args: argparse.Namespace) -> int:
             raise CliError(f"--first-moves: {err}") from None
     with BookLock(opened.folder):
         return _prove_locked(args, opened, solver, first_moves)
+
+
+def report_forgotten(opened) -> None:
+    """Delete the saved searches of positions the book has settled meanwhile, and say so."""
+    from conhex_zero.book.prove import forget_settled_searches
+
+    gone = forget_settled_searches(opened)
+    if gone:
+        print(f"{plural(len(gone), 'saved search', 'saved searches')} of positions the book has settled since "
+              f"deleted: {', '.join(line_name(opened, k) for k in gone)}")
 
 
 def kept_lines(opened, kept: list[dict]) -> list[str]:
@@ -263,6 +274,8 @@ def _prove_locked(args: argparse.Namespace, opened, solver, first_moves) -> int:
     if report.conflicts:
         print(f"warning: {plural(len(report.conflicts), 'position')} where a search's table contradicts the book's own "
               f"proof (neither written; a solver build is wrong): {', '.join(report.conflicts[:3])}", file=sys.stderr)
+    if not args.no_keep:
+        report_forgotten(opened)
     kept = [] if args.no_keep else saved_searches(opened.folder)
     if kept:
         print(f"{plural(len(kept), 'search', 'searches')} cut short kept in {opened.folder / 'searches'} "
