@@ -31,10 +31,6 @@ class ProofQueue:
             self.moves_tried[above] = self.moves_tried.get(above, 0) + 1
         self.next_best = next_best
         self.best_replies, self.doubts = best_replies, doubts
-        self.added = 0  # follow-ups queued
-
-    def __len__(self) -> int:
-        return len(self.waiting)
 
     def pop(self) -> str | None:
         """The next position not settled yet; None when none is left."""
@@ -66,5 +62,4 @@ class ProofQueue:
         self.above[follow] = above
         self.moves_tried[above] += 1
         self.waiting.appendleft(follow)
-        self.added += 1
         return follow
