@@ -575,7 +575,7 @@ def test_next_best_tries_the_next_move_where_the_best_one_failed(tmp_path, capsy
         if node.exact or node.proven:
             assert ((node.exact or node.proven) > 0) == truth.mover_wins(*solver_form(key)), key
     assert main(["book", "prove", str(folder), "--next-best", "2", "--quiet"]) != 0
-    assert "give --best-replies or --doubts with it" in capsys.readouterr().err
+    assert "give --best-replies, --doubts or --position with it" in capsys.readouterr().err
 
 
 def test_an_interrupted_prove_keeps_what_it_proved(tmp_path):

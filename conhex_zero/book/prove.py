@@ -125,12 +125,30 @@ def candidate_pairs(opened: OpenBook, max_depth: int | None = None, deepest_firs
         out = sorted(out, key=lambda k: (k == start, key_depth(k), rank(k), k))
     if not best_replies and not doubts:
         return [(None, k) for k in out]
+    return deeper_pairs(opened, out, best_replies, doubts)
+
+
+def deeper_pairs(opened: OpenBook, keys: list[str], best_replies: bool, doubts: bool) -> list[tuple[str, str]]:
+    """``(key, deeper)`` for each key in order: ``deeper`` the position after its best move
+    (``hints.best_move_position``); keys without one are left out, a deeper position comes once."""
     pairs: dict[str, str] = {}
-    for k in out:
+    for k in keys:
         deeper = best_move_position(opened, k, best_replies, doubts)
         if deeper is not None:
             pairs.setdefault(deeper, k)
     return [(above, key) for key, above in pairs.items()]
+
+
+def named_pairs(opened: OpenBook, named: list[tuple[str | None, str]], best_replies: bool = False,
+                doubts: bool = False) -> list[tuple[str | None, str]]:
+    """The candidates of ``book prove --position``: ``(above, key)`` for each named position not
+    settled yet (``above``: the position one move before it, ``book.named``), in the order given; with
+    ``best_replies`` or ``doubts``, the positions after their best moves instead (``deeper_pairs``)."""
+    nodes = opened.book.nodes
+    open_ = [(above, key) for above, key in named if not (nodes[key].exact or nodes[key].proven)]
+    if best_replies or doubts:
+        return deeper_pairs(opened, [key for _, key in open_], best_replies, doubts)
+    return open_
 
 
 def first_move_ranks(board, names: list[str]) -> dict[int, int]:
@@ -281,7 +299,8 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
                on_position: Callable[[str, int | None], None] | None = None, workers: int = 1,
                table_bits: int = 22, first_moves: frozenset[int] | None = None,
                keep: Keep | None = None, best_replies: bool = False, doubts: bool = False,
-               next_best: int = 1, on_added: Callable[[str], None] | None = None) -> ProveReport:
+               next_best: int = 1, on_added: Callable[[str], None] | None = None,
+               named: list[tuple[str | None, str]] | None = None) -> ProveReport:
     """Try the solver on every candidate (``candidates``) with ``max_nodes`` each, until
     ``deadline`` (``time.monotonic``; the search in flight stops there too); append the results to
     the book and update its values. ``on_position(key, result)`` is called after each (result
@@ -291,7 +310,10 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
     ``keep``: searches cut short are saved into the book and resumed by a later run (``Keep``).
     ``best_replies``, ``doubts``: the positions after the candidates' best moves instead (``candidates``);
     ``next_best``: where such a move fails, the next best is tried, up to that many moves a position
-    (``proof_queue``), each announced to ``on_added``."""
+    (``proof_queue``), each announced to ``on_added``. ``named``: ``(above, key)`` of the positions to
+    try instead of the book's candidates (``named_pairs``; ``max_depth``, ``deepest_first`` and
+    ``first_moves`` then do not apply); a named position proved won for its mover counts as its
+    ``above``'s failed move for ``next_best``."""
     report = ProveReport()
     started = time.monotonic()
     pending: list[dict] = []
@@ -332,8 +354,13 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
         if time.monotonic() - last_flush >= flush_seconds:
             flush()
 
-    pairs = candidate_pairs(opened, max_depth, deepest_first, first_moves, best_replies, doubts)
-    todo = ProofQueue(opened, pairs, next_best, best_replies, doubts)
+    if named is None:
+        pairs = candidate_pairs(opened, max_depth, deepest_first, first_moves, best_replies, doubts)
+        todo = ProofQueue(opened, pairs, next_best, best_replies, doubts)
+    else:  # a named position's failed move: the book's next best at the position above, either side
+        pairs = named_pairs(opened, named, best_replies, doubts)
+        plain = not (best_replies or doubts)
+        todo = ProofQueue(opened, pairs, next_best, best_replies or plain, doubts or plain)
     positions = open_positions(opened) if pairs else []
     harvester = Harvester(positions)
     pool = None

@@ -40,6 +40,7 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
         epilog="examples:\n  conhex-zero book prove checkpoints/books/hex6-l4h64 --depth 1 --minutes 15\n"
                "  conhex-zero book prove checkpoints/books/hex6-l4h64 --deepest-first --nodes 2000 --minutes 10\n"
                "  conhex-zero book prove checkpoints/books/hex8-l4h64c-v6 --first-moves a1,a2 --depth 1 --workers 2\n"
+               "  conhex-zero book prove checkpoints/books/hex8-l4h64c-v5-own --position 'f2 d5' --next-best 3\n"
                "  conhex-zero book prove checkpoints/books/hex8-l4h64c-v6 --from checkpoints/books/hex8-l4h64c-v5-own --copy-only")
     prove.add_argument("book", metavar="DIR", help="a book folder of a Hex game (up to 8x8, no swap)")
     prove.add_argument("--nodes", type=NODES, default=100_000, metavar="N",
@@ -57,6 +58,12 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
                        help="only the positions reached by these first moves or their mirror images, comma-separated "
                        "(e.g. a1,b2; default: every position); at each depth, in the order given (a queue: with --workers, "
                        "a worker whose search ends takes the next)")
+    prove.add_argument("--position", dest="positions", action="append", default=[], metavar="MOVES",
+                       help="only this book position, named by its moves from the book's start (e.g. 'f2 d5' or f2,d5; "
+                       "repeatable, tried in the order given, instead of the book's candidates; not with --depth, "
+                       "--first-moves or --deepest-first). With --next-best K, where the solver proves the position won "
+                       "for its mover (the move into it fails), the book's next best move at the position before it is "
+                       "tried; with --best-replies or --doubts, the position after its best move instead")
     prove.add_argument("--best-replies", action="store_true",
                        help="instead of each position the book has won for the player to move, try the position after "
                        "the book's best move there (one piece deeper; positions the book has lost are left out): a "
@@ -146,8 +153,13 @@ def run_prove(args: argparse.Namespace) -> int:
     opened = open_checked(args.book)
     if args.copy_only and not args.sources:
         raise CliError("--copy-only copies the results of --from SRC: name a book to copy from")
-    if args.next_best > 1 and not (args.best_replies or args.doubts):
-        raise CliError("--next-best follows a failed best move: give --best-replies or --doubts with it")
+    if args.next_best > 1 and not (args.best_replies or args.doubts or args.positions):
+        raise CliError("--next-best follows a failed best move: give --best-replies, --doubts or --position with it")
+    if args.positions:
+        clash = [flag for flag, given in (("--depth", args.depth is not None), ("--first-moves", args.first_moves is not None),
+                                          ("--deepest-first", args.deepest_first), ("--copy-only", args.copy_only)) if given]
+        if clash:
+            raise CliError(f"--position names the positions to try: not with {' or '.join(clash)}")
     if args.copy_only:
         with BookLock(opened.folder):
             copied = copy_proofs(args, opened)
@@ -182,8 +194,17 @@ def run_prove(args: argparse.Namespace) -> int:
             first_moves = first_move_ranks(game.board, names)
         except ValueError as err:
             raise CliError(f"--first-moves: {err}") from None
+    named = None
+    if args.positions:
+        from conhex_zero.book.named import named_positions
+
+        try:
+            found = named_positions(opened, args.positions)
+        except ValueError as err:
+            raise CliError(f"--position {err}") from None
+        named = [(p.above, p.key) for p in found]
     with BookLock(opened.folder):
-        return _prove_locked(args, opened, solver, first_moves)
+        return _prove_locked(args, opened, solver, first_moves, named)
 
 
 def report_forgotten(opened) -> None:
@@ -213,20 +234,28 @@ def store_run(opened, run: dict) -> None:
     store.append(opened.folder, [run])
 
 
-def _prove_locked(args: argparse.Namespace, opened, solver, first_moves) -> int:
+def _prove_locked(args: argparse.Namespace, opened, solver, first_moves, named=None) -> int:
     """The copies (--from), then the proof run, with the book's lock held."""
     from conhex_zero.book.carried import cpu_time, saved_searches, seconds_spent
-    from conhex_zero.book.prove import Keep, candidates, prove_book
+    from conhex_zero.book.prove import Keep, candidates, named_pairs, prove_book
     from conhex_zero.console.progress import progress_bar
 
     copied = copy_proofs(args, opened) if args.sources else {}
-    todo = candidates(opened, args.depth, args.deepest_first, first_moves, args.best_replies, args.doubts)
+    if named is None:
+        todo = candidates(opened, args.depth, args.deepest_first, first_moves, args.best_replies, args.doubts)
+    else:
+        settled = [key for _, key in named if opened.book.nodes[key].exact or opened.book.nodes[key].proven]
+        for key in settled:
+            node = opened.book.nodes[key]
+            print(f"  {line_name(opened, key)}: settled already (the mover {'wins' if (node.exact or node.proven) > 0 else 'loses'})")
+        todo = [key for _, key in named_pairs(opened, named, args.best_replies, args.doubts)]
     deeper = {(True, False): ": the position after the best move of each the book has won for its mover",
               (False, True): ": the position after the mover's best try at each the book has lost for its mover",
               (True, True): ": the position after the best move of each (a reply where the book has its mover "
                             "winning, a try where losing)"}.get((args.best_replies, args.doubts), "")
     print(f"{args.book}: {len(opened.book)} positions, {plural(len(todo), 'candidate')} for a proof"
           f"{'' if args.depth is None else f' (at most {args.depth} pieces)'}"
+          f"{'' if named is None else ' (named by --position)'}"
           f"{deeper}; {args.nodes} expansions each"
           f"{'' if args.workers == 1 else f', {args.workers} workers'}", flush=True)
     started = time.monotonic()
@@ -248,7 +277,7 @@ def _prove_locked(args: argparse.Namespace, opened, solver, first_moves) -> int:
         report = prove_book(opened, solver, args.nodes, deadline, args.depth, on_position=on_position,
                             deepest_first=args.deepest_first, workers=args.workers, table_bits=args.table_bits,
                             first_moves=first_moves, best_replies=args.best_replies, doubts=args.doubts,
-                            next_best=args.next_best, on_added=on_added,
+                            next_best=args.next_best, on_added=on_added, named=named,
                             keep=None if args.no_keep else Keep(opened.folder, 60 * args.keep_after))
         run = {"type": "prove", "command": command_line(),
                "minutes": round(report.seconds / 60, 3), "nodes": args.nodes, "workers": args.workers, "tried": report.total_tried,
