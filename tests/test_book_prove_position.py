@@ -4,6 +4,7 @@ A Hex 5x5 book grown with the 4x4 network, every result checked against the exac
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,25 @@ def test_where_the_named_move_fails_the_next_best_is_tried(hex5_book, tmp_path):
     solver.lib.hs_clear()
     report2 = prove_book(opened2, solver, 100_000, named=[(up, key)])
     assert report2.total_tried == 1 and report2.followed == 0
+
+
+def test_list_prints_the_runs_positions_in_order_and_changes_nothing(hex5_book, capsys):
+    """--list: the candidates a run would take, in its order (``candidate_pairs``), each by its moves and,
+    with --doubts or --best-replies, the position whose best move it is; no search, no file touched."""
+    from conhex_zero.book.prove import candidate_pairs
+    from conhex_zero.cli.book_common import line_name
+
+    before = {p.name: p.stat().st_mtime_ns for p in hex5_book.iterdir()}
+    opened = open_book(hex5_book)
+    pairs = candidate_pairs(opened, 2, False, None, True, True)
+    assert pairs
+    assert main(["book", "prove", str(hex5_book), "--depth", "2", "--best-replies", "--doubts", "--list"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if re.match(r"\s+\d+\. ", line)]
+    assert len(rows) == len(pairs) and f"{len(pairs)} candidate" in out
+    for row, (above, key) in zip(rows, pairs):
+        assert row.split(". ", 1)[1].startswith(line_name(opened, key) + ":")
+        assert f"at {line_name(opened, above)} (" in row
+    assert {p.name: p.stat().st_mtime_ns for p in hex5_book.iterdir()} == before
+    assert main(["book", "prove", str(hex5_book), "--list", "--copy-only", "--from", str(hex5_book)]) != 0
+    assert "not with --copy-only" in capsys.readouterr().err

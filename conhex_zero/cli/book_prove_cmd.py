@@ -94,6 +94,9 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
                        "result that contradicts this book's own proofs is an error and nothing is copied")
     prove.add_argument("--copy-only", action="store_true",
                        help="with --from: copy the results and stop (no solver run, no C compiler needed)")
+    prove.add_argument("--list", action="store_true",
+                       help="print the positions the run would try, in order (each by its moves, why it is a candidate, "
+                       "the book's value there and any saved search), and stop: no search, no C compiler, the book untouched")
     prove.add_argument("--quiet", action="store_true", help="no progress bar")
     prove.set_defaults(run=run_prove)
 
@@ -160,6 +163,8 @@ def run_prove(args: argparse.Namespace) -> int:
                                           ("--deepest-first", args.deepest_first), ("--copy-only", args.copy_only)) if given]
         if clash:
             raise CliError(f"--position names the positions to try: not with {' or '.join(clash)}")
+    if args.list and args.copy_only:
+        raise CliError("--list prints what a proof run would try: not with --copy-only")
     if args.copy_only:
         with BookLock(opened.folder):
             copied = copy_proofs(args, opened)
@@ -170,19 +175,12 @@ def run_prove(args: argparse.Namespace) -> int:
             report_forgotten(opened)
         print(f"conhex-zero book show {args.book}   (the first-move table)")
         return 0
-    from conhex_zero.analysis.native_solver import NativeHexSolver, NativeSolverUnavailable
-    from conhex_zero.analysis.solver import SolverError
     from conhex_zero.book.prove import first_move_ranks
     from conhex_zero.games.game import parse_game
 
     game = parse_game(opened.game) if isinstance(opened.game, str) else opened.game
-    try:
-        # with workers, each has its own table: this one only checks the board (a small table)
-        solver = NativeHexSolver(game.board, table_bits=args.table_bits if args.workers == 1 else 12)
-    except NativeSolverUnavailable as err:
-        raise CliError(str(err)) from None
-    except SolverError as err:
-        raise CliError(f"{args.book}: a book of {opened.game}: {err}") from None
+    if not game.spec.startswith("hex-"):
+        raise CliError(f"{args.book}: a book of {opened.game}: the native solver proves positions of Hex boards only (up to 8x8)")
     if getattr(game, "swap", False):
         raise CliError(f"{args.book}: a book of {opened.game} (with the pie rule): the native solver plays Hex without it")
     first_moves = None
@@ -203,8 +201,57 @@ def run_prove(args: argparse.Namespace) -> int:
         except ValueError as err:
             raise CliError(f"--position {err}") from None
         named = [(p.above, p.key) for p in found]
+    if args.list:
+        return list_candidates(args, opened, first_moves, named)
+    from conhex_zero.analysis.native_solver import NativeHexSolver, NativeSolverUnavailable
+    from conhex_zero.analysis.solver import SolverError
+
+    try:
+        # with workers, each has its own table: this one only checks the board (a small table)
+        solver = NativeHexSolver(game.board, table_bits=args.table_bits if args.workers == 1 else 12)
+    except NativeSolverUnavailable as err:
+        raise CliError(str(err)) from None
+    except SolverError as err:
+        raise CliError(f"{args.book}: a book of {opened.game}: {err}") from None
     with BookLock(opened.folder):
         return _prove_locked(args, opened, solver, first_moves, named)
+
+
+def report_settled(opened, named: list[tuple[str | None, str]]) -> None:
+    """One line for each position named by --position that the book has settled already (not tried)."""
+    for _, key in named:
+        node = opened.book.nodes[key]
+        if node.exact or node.proven:
+            print(f"  {line_name(opened, key)}: settled already (the mover {'wins' if (node.exact or node.proven) > 0 else 'loses'})")
+
+
+def list_candidates(args: argparse.Namespace, opened, first_moves, named) -> int:
+    """--list: the run's positions in order, each with why it is one, the book's value and saved search."""
+    from conhex_zero.book.carried import describe, saved_searches
+    from conhex_zero.book.prove import candidate_pairs, named_pairs
+
+    if named is None:
+        pairs = candidate_pairs(opened, args.depth, args.deepest_first, first_moves, args.best_replies, args.doubts)
+    else:
+        report_settled(opened, named)
+        pairs = named_pairs(opened, named, args.best_replies, args.doubts)
+    nodes = opened.book.nodes
+    kept = {h.get("key"): h for h in saved_searches(opened.folder)}
+    print(f"{args.book}: {plural(len(pairs), 'candidate')} for a proof, in the order a run takes them"
+          f"{' (a worker whose search ends takes the next)' if args.workers > 1 else ''}:")
+    for number, (above, key) in enumerate(pairs, 1):
+        mover = 50 * (1 + nodes[key].value)
+        if above is None or named is not None and not (args.best_replies or args.doubts):
+            why = "named" if named is not None else "the position"
+        else:
+            why = (f"the best {'reply' if nodes[above].value > 0 else 'try'} at {line_name(opened, above)} "
+                   f"({50 * (1 + nodes[above].value):.1f}% there for its mover)")
+        saved = kept.get(key)
+        print(f"  {number:>3}. {line_name(opened, key)}: {why}; the book has {mover:.1f}% for the mover here"
+              + (f"; saved search: {describe(saved)}" if saved else ""))
+    if args.next_best > 1:
+        print(f"(--next-best {args.next_best}: where a best move fails, the next best at the same position comes next)")
+    return 0
 
 
 def report_forgotten(opened) -> None:
@@ -244,10 +291,7 @@ def _prove_locked(args: argparse.Namespace, opened, solver, first_moves, named=N
     if named is None:
         todo = candidates(opened, args.depth, args.deepest_first, first_moves, args.best_replies, args.doubts)
     else:
-        settled = [key for _, key in named if opened.book.nodes[key].exact or opened.book.nodes[key].proven]
-        for key in settled:
-            node = opened.book.nodes[key]
-            print(f"  {line_name(opened, key)}: settled already (the mover {'wins' if (node.exact or node.proven) > 0 else 'loses'})")
+        report_settled(opened, named)
         todo = [key for _, key in named_pairs(opened, named, args.best_replies, args.doubts)]
     deeper = {(True, False): ": the position after the best move of each the book has won for its mover",
               (False, True): ": the position after the mover's best try at each the book has lost for its mover",
