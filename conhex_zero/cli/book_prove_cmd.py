@@ -241,8 +241,10 @@ def list_candidates(args: argparse.Namespace, opened, first_moves, named) -> int
           f"{' (a worker whose search ends takes the next)' if args.workers > 1 else ''}:")
     for number, (above, key) in enumerate(pairs, 1):
         mover = 50 * (1 + nodes[key].value)
-        if above is None or named is not None and not (args.best_replies or args.doubts):
+        if above is None:
             why = "named" if named is not None else "the position"
+        elif named is not None and not (args.best_replies or args.doubts):
+            why = f"named, a move at {line_name(opened, above)} ({50 * (1 + nodes[above].value):.1f}% there for its mover)"
         else:
             why = (f"the best {'reply' if nodes[above].value > 0 else 'try'} at {line_name(opened, above)} "
                    f"({50 * (1 + nodes[above].value):.1f}% there for its mover)")
