@@ -270,8 +270,17 @@ def test_play_with_an_empty_cache_answers_at_once_and_switches_to_the_packages(t
     process.stdin.flush()
     # the build runs at low priority: beside other work on every core it can take many minutes
     # (2026-12-06: over ten beside two solver processes and the slow suite), so wait for it long
+    # (done: both packages sealed and their job files gone; a package on disk but not yet sealed is
+    # still building, and the command rightly stays eager for it: 2026-12-07, under load, that gap
+    # outlasted the next move)
     deadline = time.time() + 3600
-    while time.time() < deadline and len(list(tmp_path.glob("*.pt2"))) < 2:
+
+    def built() -> bool:
+        jobs = tmp_path / "jobs"
+        return (len(list(tmp_path.glob("*.seal.json"))) >= 2 and jobs.is_dir()
+                and not list(jobs.glob("*.job.pt")))
+
+    while time.time() < deadline and not built():
         time.sleep(1)
     out, err = process.communicate("c3\nquit\n", timeout=300)
     assert process.returncode == 0, err
