@@ -19,12 +19,11 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class NamedPosition:
-    """One line's position in the book: its key, the key one move before (None at the book's start or
-    where the book does not hold that position), and the line as the user wrote it, normalised."""
+    """One line's position in the book: its key, and the key one move before (None where the book does
+    not hold that position)."""
 
     key: str
     above: str | None
-    line: str
 
 
 def named_positions(opened: OpenBook, lines: list[str]) -> list[NamedPosition]:
@@ -62,5 +61,5 @@ def named_positions(opened: OpenBook, lines: list[str]) -> list[NamedPosition]:
         above = canon.keys(above_state).keys[0]
         if key not in seen:
             seen.add(key)
-            out.append(NamedPosition(key, above if above in nodes else None, shown))
+            out.append(NamedPosition(key, above if above in nodes else None))
     return out
