@@ -29,7 +29,7 @@ from pathlib import Path
 
 from conhex_zero.analysis.native_solver import NativeHexSolver
 from conhex_zero.book.folder import open_book
-from conhex_zero.book.hints import best_move, best_reply, best_try
+from conhex_zero.book.hints import best_move, best_reply, best_try, ranked_moves
 from conhex_zero.book.prove import key_depth
 from conhex_zero.book.shared import solver_form
 from conhex_zero.games.game import parse_game
@@ -47,17 +47,7 @@ def search(solver: NativeHexSolver, mine: int, theirs: int, player: int, seconds
 def next_moves(opened, key: str, best: int, most: int) -> list[int]:
     """The book's moves at ``key`` after ``best``, in its order (the mover's best first), at most ``most``,
     while the search of the moves not in the book does not rate them below another (``hints.best_move``)."""
-    nodes = opened.book.nodes
-    node = nodes[key]
-    ranked = sorted(node.children.items(), key=lambda ac: (nodes[ac[1]].value, ac[1]))
-    out = []
-    for action, child in ranked:
-        if action == best:
-            continue
-        if len(out) == most or (node.rest is not None and node.rest.value > -nodes[child].value):
-            break
-        out.append(action)
-    return out
+    return [action for action in ranked_moves(opened, key) if action != best][:most]
 
 
 def main() -> None:

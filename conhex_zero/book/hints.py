@@ -27,14 +27,24 @@ def best_move(opened: OpenBook, key: str, losing: bool = False) -> int | None:
     """The book's best move at ``key`` (canonical frame), where the book has the mover winning there
     (its minimax value above 0; ``losing``: below 0) and the move is a book move that the search of
     the moves not in the book does not rate below another; else None."""
-    nodes = opened.book.nodes
-    node = nodes[key]
+    node = opened.book.nodes[key]
     if (node.value >= 0 if losing else node.value <= 0) or not node.children or not key.endswith("|-"):
         return None
-    action, child = min(node.children.items(), key=lambda ac: (nodes[ac[1]].value, ac[1]))  # the mover's best
-    if node.rest is not None and node.rest.value > -nodes[child].value:
-        return None  # the best move is one the book has not entered
-    return action
+    ranked = ranked_moves(opened, key)
+    return ranked[0] if ranked else None  # none: the best move is one the book has not entered
+
+
+def ranked_moves(opened: OpenBook, key: str) -> list[int]:
+    """The book's moves at ``key`` (canonical frame), the mover's best first, as long as the search of
+    the moves not in the book does not rate a move it has not entered above them."""
+    nodes = opened.book.nodes
+    node = nodes[key]
+    out = []
+    for action, child in sorted(node.children.items(), key=lambda ac: (nodes[ac[1]].value, ac[1])):
+        if node.rest is not None and node.rest.value > -nodes[child].value:
+            break
+        out.append(action)
+    return out
 
 
 def best_reply(opened: OpenBook, key: str, losing: bool = False) -> str | None:

@@ -243,11 +243,10 @@ def list_candidates(args: argparse.Namespace, opened, first_moves, named) -> int
         mover = 50 * (1 + nodes[key].value)
         if above is None:
             why = "named" if named is not None else "the position"
-        elif named is not None and not (args.best_replies or args.doubts):
-            why = f"named, a move at {line_name(opened, above)} ({50 * (1 + nodes[above].value):.1f}% there for its mover)"
         else:
-            why = (f"the best {'reply' if nodes[above].value > 0 else 'try'} at {line_name(opened, above)} "
-                   f"({50 * (1 + nodes[above].value):.1f}% there for its mover)")
+            what = ("named, a move" if named is not None and not (args.best_replies or args.doubts)
+                    else f"the best {'reply' if nodes[above].value > 0 else 'try'}")
+            why = f"{what} at {line_name(opened, above)} ({50 * (1 + nodes[above].value):.1f}% there for its mover)"
         saved = kept.get(key)
         print(f"  {number:>3}. {line_name(opened, key)}: {why}; the book has {mover:.1f}% for the mover here"
               + (f"; saved search: {describe(saved)}" if saved else ""))
