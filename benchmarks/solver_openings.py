@@ -70,7 +70,8 @@ def main() -> None:
             dominated = solver.lib.hs_dominated_count()
             started = time.process_time()
             winner = solver.winner_within(1 << cell, 0, 1, None, args.seconds)
-            row = {"opening": name, "prune": prune, "dominate": dominate, "through_sides": sides, "winner": winner, "expansions": solver.nodes,
+            row = {"opening": name, "prune": prune, "dominate": dominate, "through_sides": sides, "winner": winner,
+                   "expansions": solver.nodes,
                    "evaluated": solver.lib.hs_evaluations() - evaluated, "pruned": solver.lib.hs_pruned() - pruned,
                    "dominated": solver.lib.hs_dominated_count() - dominated,
                    "cpu_seconds": round(time.process_time() - started, 2)}

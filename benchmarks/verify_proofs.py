@@ -8,7 +8,8 @@ connections a pair). This script solves the same positions again in a fresh proc
 another setting (``--cell-carriers 1``: only adjacent empty cells joined; smaller lists), which
 finds other connections, prunes other moves and so builds another proof tree, and reports how many
 agree. ``--fill-in off`` also turns off inferior-cell fill-in (on by default since 2026-12-06, the
-proofs of older books were made without it), so each of the two can check the other. On boards up to 5 x 5 the pure-Python solver (``analysis.solver``) checks them as well.
+proofs of older books were made without it), so each of the two can check the other. On boards up to
+5 x 5 the pure-Python solver (``analysis.solver``) checks them as well.
 A disagreement would be a bug in the solver; the tests check it against two independent solvers on
 3 x 3 to 5 x 5, and this is the check on the boards they cannot reach. Writes ``--json`` (default
 ``runs/bench/verify_proofs.json``), after every position too, so a stopped run leaves what it checked.
