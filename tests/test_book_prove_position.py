@@ -166,3 +166,33 @@ def test_list_prints_the_runs_positions_in_order_and_changes_nothing(hex5_book, 
     assert {p.name: p.stat().st_mtime_ns for p in hex5_book.iterdir()} == before
     assert main(["book", "prove", str(hex5_book), "--list", "--copy-only", "--from", str(hex5_book)]) != 0
     assert "not with --copy-only" in capsys.readouterr().err
+
+
+def test_list_with_from_shows_the_queue_after_the_copies(hex5_book, tmp_path, capsys):
+    """--list --from SRC: a candidate SRC has solved is not listed (the run would copy it first), and
+    neither book's files change."""
+    from conhex_zero.book import store
+    from conhex_zero.book.prove import candidate_pairs
+    from conhex_zero.cli.book_common import line_name
+
+    target = _copy(hex5_book, tmp_path / "target")
+    source = _copy(hex5_book, tmp_path / "source")
+    opened = open_book(target)
+    pairs = candidate_pairs(opened, 2, False, None, True, True)
+    assert len(pairs) >= 2
+    _, key = pairs[0]
+    wins = HexSolver(hex_board(5)).mover_wins(*solver_form(key))
+    store.append(source, [store.exact_entry(key, 1 if wins else -1)])
+    before = {p: p.stat().st_mtime_ns for folder in (target, source) for p in folder.iterdir()}
+    args = ["book", "prove", str(target), "--depth", "2", "--best-replies", "--doubts", "--list"]
+    assert main(args) == 0
+    plain = capsys.readouterr().out
+    assert main(args + ["--from", str(source)]) == 0
+    out = capsys.readouterr().out
+    name = line_name(opened, key)
+    assert any(line.split(". ", 1)[1].startswith(name + ":") for line in plain.splitlines() if re.match(r"\s+\d+\. ", line))
+    rows = [line for line in out.splitlines() if re.match(r"\s+\d+\. ", line)]
+    assert rows and not any(line.split(". ", 1)[1].startswith(name + ":") for line in rows)
+    assert "1 exact result to copy" in out and "nothing is copied now" in out
+    assert {p: p.stat().st_mtime_ns for folder in (target, source) for p in folder.iterdir()} == before
+    assert not open_book(target).book.nodes[key].exact

@@ -96,7 +96,8 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
                        help="with --from: copy the results and stop (no solver run, no C compiler needed)")
     prove.add_argument("--list", action="store_true",
                        help="print the positions the run would try, in order (each by its moves, why it is a candidate, "
-                       "the book's value there and any saved search), and stop: no search, no C compiler, the book untouched")
+                       "the book's value there and any saved search), and stop: no search, no C compiler, the book untouched; with "
+                       "--from, as the book would be after the copies")
     prove.add_argument("--quiet", action="store_true", help="no progress bar")
     prove.set_defaults(run=run_prove)
 
@@ -104,8 +105,17 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
 def copy_proofs(args: argparse.Namespace, opened) -> dict[str, int]:
     """--from: every source's exact results for this book's positions, checked against each other and
     against this book's own before any is written; the results copied (key -> result for the mover)."""
+    from conhex_zero.book.shared import write_copied
+
+    copied = gather_copies(args, opened)
+    write_copied(opened, copied)
+    return copied
+
+
+def gather_copies(args: argparse.Namespace, opened) -> dict[str, int]:
+    """The exact results --from would copy (key -> result for the mover), every check made; nothing written."""
     from conhex_zero.book.prove import key_depth
-    from conhex_zero.book.shared import copy_exact, write_copied
+    from conhex_zero.book.shared import copy_exact
 
     copied: dict[str, int] = {}
     for source in args.sources:
@@ -126,7 +136,6 @@ def copy_proofs(args: argparse.Namespace, opened) -> dict[str, int]:
                            f"a solver build was wrong: check both with benchmarks/verify_proofs.py):\n{lines}")
         copied.update(found.copied)
         print(f"{source}: {plural(len(found.copied), 'exact result')} to copy, {found.agreed} already here", flush=True)
-    write_copied(opened, copied)
     return copied
 
 
@@ -202,6 +211,13 @@ def run_prove(args: argparse.Namespace) -> int:
             raise CliError(f"--position {err}") from None
         named = [(p.above, p.key) for p in found]
     if args.list:
+        if args.sources:  # the queue a run would take after its copies: applied in memory, no file written
+            copied = gather_copies(args, opened)
+            for key, result in copied.items():
+                opened.book.nodes[key].exact = result
+            opened.book.update()
+            print(f"(--from: the list counts the {plural(len(copied), 'exact result')} a run copies first; "
+                  "nothing is copied now)")
         return list_candidates(args, opened, first_moves, named)
     from conhex_zero.analysis.native_solver import NativeHexSolver, NativeSolverUnavailable
     from conhex_zero.analysis.solver import SolverError
