@@ -96,8 +96,8 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
                        help="with --from: copy the results and stop (no solver run, no C compiler needed)")
     prove.add_argument("--list", action="store_true",
                        help="print the positions the run would try, in order (each by its moves, why it is a candidate, "
-                       "the book's value there and any saved search), and stop: no search, no C compiler, the book untouched; with "
-                       "--from, as the book would be after the copies")
+                       "the book's value there and any saved search), and stop: no search, the book untouched; with --from, as the "
+                       "book would be after the copies (a saved search file as SRC needs the C compiler to be read)")
     prove.add_argument("--quiet", action="store_true", help="no progress bar")
     prove.set_defaults(run=run_prove)
 
