@@ -144,8 +144,14 @@ def write_copied(target: OpenBook, copied: dict[str, int]) -> None:
     and update its values."""
     if not copied:
         return
-    for key, result in copied.items():
-        target.book.nodes[key].exact = result
+    for key in copied:
         carried.forget(target.folder, key)  # a search of a position now exact is of no more use
     store.append(target.folder, [store.exact_entry(key, result) for key, result in sorted(copied.items())])
+    apply_copied(target, copied)
+
+
+def apply_copied(target: OpenBook, copied: dict[str, int]) -> None:
+    """The copied results into ``target``'s values in memory only (``write_copied`` stores them too)."""
+    for key, result in copied.items():
+        target.book.nodes[key].exact = result
     target.book.update()

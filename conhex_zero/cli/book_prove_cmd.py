@@ -212,10 +212,10 @@ def run_prove(args: argparse.Namespace) -> int:
         named = [(p.above, p.key) for p in found]
     if args.list:
         if args.sources:  # the queue a run would take after its copies: applied in memory, no file written
+            from conhex_zero.book.shared import apply_copied
+
             copied = gather_copies(args, opened)
-            for key, result in copied.items():
-                opened.book.nodes[key].exact = result
-            opened.book.update()
+            apply_copied(opened, copied)
             print(f"(--from: the list counts the {plural(len(copied), 'exact result')} a run copies first; "
                   "nothing is copied now)")
         return list_candidates(args, opened, first_moves, named)
