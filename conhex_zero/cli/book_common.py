@@ -65,3 +65,14 @@ def line_name(opened, key: str | None) -> str:
         return "a position not in the book"
     game = parse_game(opened.game) if isinstance(opened.game, str) else opened.game
     return " ".join(list(opened.start_moves) + [game.action_name(a) for a in node.line]) or "the start"
+
+
+def preflight_book_folder(folder: str) -> None:
+    """A book folder that exists and holds a book, checked before torch is imported (under a second)."""
+    path = Path(folder)
+    if not path.exists():
+        raise CliError(f"no book at {folder}: it does not exist (grow one with conhex-zero book grow CKPT --out {folder})")
+    if not path.is_dir():
+        raise CliError(f"{folder} is a file, not a book folder")
+    if not ((path / "book.jsonl").is_file() or (path / "book.jsonl.gz").is_file()):
+        raise CliError(f"no book at {folder} (grow one with conhex-zero book grow CKPT --out {folder})")
