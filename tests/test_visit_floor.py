@@ -16,7 +16,7 @@ from conhex_zero.env.vec_env import VecEnv
 from conhex_zero.nn.checkpoint import load_checkpoint
 from conhex_zero.search import rng
 from conhex_zero.search import select as rules
-from conhex_zero.search.lean import _by_score, _Rules
+from conhex_zero.search.lean_rules import RowRules, by_score
 from conhex_zero.search.mcts import SearchConfig
 
 PRIOR = [0.5, 0.43, 0.07]  # the favourite, a visited poor move, an untried move of small prior
@@ -28,7 +28,7 @@ def select_until(visit_floor: float, steps: int) -> tuple[list[int], int | None]
     the poor move, each visit returning the move's value ``Q``; the visits, and the step at which
     the untried move was first chosen (None: never). Every form of the rule must choose alike."""
     cfg = SearchConfig(q_min_spread=0.1, visit_floor=visit_floor)
-    lean = _Rules(cfg)
+    lean = RowRules(cfg)
     logits = torch.tensor([PRIOR]).log()
     legal = torch.ones(1, 3, dtype=torch.bool)
     prior = rules.masked_softmax(logits, legal)
@@ -41,7 +41,7 @@ def select_until(visit_floor: float, steps: int) -> tuple[list[int], int | None]
         action = int(rules.gumbel_interior(logits, legal, sigma, n, cfg.visit_floor)[0])
         n_np, w_np, p_np, l_np = n[0].numpy(), w[0].numpy(), prior[0].numpy(), logits[0].numpy()
         assert lean.interior(n_np, w_np, l_np, p_np, legal[0].numpy(), -0.9, 0.0) == action
-        order = _by_score(legal[0].numpy(), l_np)
+        order = by_score(legal[0].numpy(), l_np)
         assert lean.interior_visited(n_np, w_np, p_np, -0.9, order) == action
         if action == 2 and first is None:
             first = step

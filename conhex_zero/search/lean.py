@@ -20,7 +20,8 @@ search does the same thing leanly:
   solver on Hex 5x5: as many right, as close to the truth);
 * everything else is the same ``SearchConfig``: PUCT or Gumbel (root candidates by Gumbel-top-k
   with sequential halving, counting pending visits; the deterministic in-tree rule), completed Q,
-  ``prior_mix``, ``max_depth`` and proven values (MCTS-solver), with the same rules as ``select.py``.
+  ``prior_mix``, ``max_depth`` and proven values (MCTS-solver), with the same rules as ``select.py``
+  (for one node row in NumPy: ``lean_rules.py``).
 
 A tree can be kept: ``subtree(out, actions)`` cuts the search's tree at the node reached by
 ``actions`` and ``run(..., keep=subtree)`` continues the search from it (visits, values and proofs),
@@ -30,7 +31,6 @@ adding ``num_simulations`` more.
 from __future__ import annotations
 
 import math
-import operator
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -41,11 +41,11 @@ from torch import Tensor
 
 from conhex_zero.search import rng
 from conhex_zero.search.halving import considered_visits
+from conhex_zero.search.lean_rules import EPS, RowRules, by_score, first_unvisited, masked_softmax
 from conhex_zero.search.mcts import RecurrentFn, RootInput, SearchConfig, SearchOutput, search_outputs
 from conhex_zero.search.pytree import tree_map
 from conhex_zero.search.tree import NEG, UNEXPANDED, Tree
 
-EPS = 1e-12
 RAMP = 2
 """While the tree is small, a batch holds at most (simulations done) / RAMP leaves."""
 
@@ -91,27 +91,6 @@ def _empty(capacity: int, A: int, embedding: Any) -> LeanTree:
         embeddings=tree_map(lambda t: t.new_zeros((capacity,) + tuple(t.shape[1:])), embedding))
 
 
-def _masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    x = np.where(legal, logits, NEG)
-    x = np.exp(x - x.max())
-    x = x * legal
-    return x / max(x.sum(), EPS)
-
-
-def _by_score(legal: np.ndarray, score: np.ndarray) -> list[int]:
-    """The legal edges by ``score``, highest first (the lowest index on ties)."""
-    edges = np.flatnonzero(legal)
-    return edges[np.argsort(-score[edges], kind="stable")].tolist()
-
-
-def _first_unvisited(order: list[int], visited: list[int]) -> int:
-    """The first edge of ``order`` that is not in ``visited`` (which must leave one)."""
-    if len(visited) < 8:
-        return next(a for a in order if a not in visited)
-    seen = set(visited)
-    return next(a for a in order if a not in seen)
-
-
 @dataclass
 class _Pending:
     """A node row's edge visits and values with the virtual visits of a batch's pending descents
@@ -139,129 +118,6 @@ def _add_virtual_visit(tree: LeanTree, pending: dict[int, _Pending], node: int, 
     row.value[a] = w + count * q
 
 
-# The ufuncs' reductions without ndarray.sum/max's Python wrappers (a third of their cost here).
-_sum, _max, _min = np.add.reduce, np.maximum.reduce, np.minimum.reduce
-
-
-class _Rules:
-    """``select.py``'s rules for one node row (NumPy), with the solver's view of proven edges."""
-
-    def __init__(self, cfg: SearchConfig):
-        self.cfg = cfg
-
-    def proofs(self, n: np.ndarray, w: np.ndarray, legal: np.ndarray, proven: np.ndarray,
-               any_proven: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        if not self.cfg.solver or not any_proven:
-            return w, legal
-        exact = np.where(proven != 0, proven * n, w).astype(np.float32)
-        wins = legal & (proven > 0)
-        if wins.any():
-            return exact, wins
-        open_ = legal & (proven == 0)
-        return exact, (open_ if open_.any() else legal)
-
-    def sigma(self, n: np.ndarray, w: np.ndarray, prior: np.ndarray, legal: np.ndarray, raw: float,
-              total: float | None = None) -> np.ndarray:
-        """Gumbel's sigma(completed Q) for one row (``total``: ``n.sum()`` if the caller has it).
-        Few NumPy calls: at 69 actions each call's overhead outweighs its arithmetic."""
-        cfg = self.cfg
-        visited = n > 0
-        q = w / np.maximum(n, 1)  # 0 at unvisited edges (their w is 0)
-        if total is None:
-            total = float(_sum(n))
-        pi_seen = float(_sum(prior, where=visited))
-        mean_seen = float(np.dot(prior, q)) / max(pi_seen, EPS)
-        v_mix = (raw + total * mean_seen) / (1 + total)
-        completed = np.where(visited, q, np.float32(v_mix))
-        if cfg.q_range == "fixed":
-            return ((cfg.c_visit + float(_max(n))) * cfg.c_scale * 0.5) * (completed + 1)
-        lo = float(_min(completed, where=legal, initial=np.inf))
-        hi = float(_max(completed, where=legal, initial=-np.inf))
-        scale = (cfg.c_visit + float(_max(n))) * cfg.c_scale / max(hi - lo, cfg.q_min_spread, 1e-8)
-        return (completed - np.float32(lo)) * np.float32(scale)
-
-    def visited_sigma(self, n: np.ndarray, w: np.ndarray, prior: np.ndarray, raw: float, num_legal: int
-                      ) -> tuple[list[int], list[float], list[float], list[float], float, float]:
-        """``sigma`` where every legal edge is selectable, from the visited edges alone: (visited
-        edges, their visits, their priors, their sigma, the sigma that every unvisited edge shares,
-        total visits). Same formulas as ``sigma``, in Python floats: a few operations per visited
-        edge instead of a dozen NumPy calls over every action."""
-        cfg = self.cfg
-        vis = n.nonzero()[0]
-        idx = vis.tolist()
-        if not idx:
-            return idx, [], [], [], 0.0, 0.0  # sigma is the same for every edge
-        nv, wv, pv = n[vis].tolist(), w[vis].tolist(), prior[vis].tolist()
-        total, nmax = sum(nv), max(nv)
-        qs = list(map(operator.truediv, wv, nv))
-        pi_seen = sum(pv)
-        mean_seen = sum(map(operator.mul, pv, qs)) / max(pi_seen, EPS)
-        v_mix = (raw + total * mean_seen) / (1 + total)
-        if cfg.q_range == "fixed":
-            k = (cfg.c_visit + nmax) * cfg.c_scale * 0.5
-            return idx, nv, pv, [k * (q + 1) for q in qs], k * (v_mix + 1), total
-        lo, hi = min(qs), max(qs)
-        if len(idx) < num_legal:  # the unvisited edges' completed value is v_mix
-            lo, hi = min(lo, v_mix), max(hi, v_mix)
-        scale = (cfg.c_visit + nmax) * cfg.c_scale / max(hi - lo, cfg.q_min_spread, 1e-8)
-        return idx, nv, pv, [(q - lo) * scale for q in qs], (v_mix - lo) * scale, total
-
-    def interior_visited(self, n: np.ndarray, w: np.ndarray, prior: np.ndarray, raw: float, order: list[int]) -> int:
-        """Gumbel's in-tree rule where every legal edge is selectable (``visited_sigma``).
-
-        Every unvisited edge has the same sigma and no visits, so the best of them is the first
-        unvisited one in ``order`` (the legal edges by logit, highest first, the lowest index on
-        ties), and the improved policy's normaliser needs only their prior mass (``prior`` is the
-        softmax of the logits). The same action as ``interior`` up to float rounding."""
-        idx, nv, pv, sig, sig_u, total = self.visited_sigma(n, w, prior, raw, len(order))
-        if not idx:
-            return order[0]
-        unvisited = len(idx) < len(order)
-        top = max(max(sig), sig_u) if unvisited else max(sig)
-        weights = [p * math.exp(s_ - top) for p, s_ in zip(pv, sig)]  # prior x exp(sigma), rescaled
-        rest = max(1.0 - sum(pv), 0.0) * math.exp(sig_u - top) if unvisited else 0.0
-        floor = self.cfg.visit_floor  # pi' -> (1 - floor) pi' + floor P
-        norm = (1.0 - floor) / max(sum(weights) + rest, 1e-300)
-        visit_term = 1.0 / (1 + total)
-        best, best_score = -1, -math.inf
-        for a, wt, p_a, na in zip(idx, weights, pv, nv):
-            score = wt * norm + floor * p_a - na * visit_term
-            if score > best_score:
-                best, best_score = a, score
-        if unvisited:
-            a_u = _first_unvisited(order, idx)
-            score = float(prior[a_u]) * (math.exp(sig_u - top) * norm + floor)
-            if score > best_score or (score == best_score and a_u < best):
-                best = a_u
-        return best
-
-    def interior(self, n: np.ndarray, w: np.ndarray, logits: np.ndarray, prior: np.ndarray, legal: np.ndarray,
-                 raw: float, node_mean: float, all_legal: bool = False) -> int:
-        """The in-tree rule's action at one node (``all_legal``: ``legal`` is the node's whole legal
-        set, whose illegal logits are already ``NEG``, so no masking is needed)."""
-        cfg = self.cfg
-        if cfg.scheme == "gumbel":
-            total = float(_sum(n))
-            if total == 0:  # a fresh node: sigma is the same for every action, the prior decides
-                return int(np.where(legal, logits, -np.inf).argmax())
-            x = logits + self.sigma(n, w, prior, legal, raw, total)
-            if not all_legal:
-                x = np.where(legal, x, NEG)
-            e = np.exp(x - _max(x))
-            # argmax of softmax(x) - n / (1 + total), scaled by e.sum() > 0 (the order is the same);
-            # with a visit floor, softmax(x) -> (1 - floor) softmax(x) + floor P (P over ``legal``)
-            e_sum = float(_sum(e))
-            score = e - n * np.float32(e_sum / (1 + total))
-            if cfg.visit_floor > 0:
-                p_sum = float(_sum(prior, where=legal))
-                score = score - cfg.visit_floor * e + prior * np.float32(cfg.visit_floor * e_sum / max(p_sum, EPS))
-            return int((score if all_legal else np.where(legal, score, -np.inf)).argmax())
-        unvisited = node_mean if cfg.fpu is None else cfg.fpu
-        q = np.where(n > 0, w / np.maximum(n, 1), unvisited)
-        score = q + cfg.c_puct * prior * np.sqrt(max(n.sum(), 1.0)) / (1 + n)
-        return int(np.where(legal, score, -np.inf).argmax())
-
-
 class LeanSearch:
     """Searches a few positions on the CPU (see the module docstring); ``run`` as ``Searcher.run``."""
 
@@ -270,7 +126,7 @@ class LeanSearch:
         self.leaves_per_call = max(1, config.leaves_per_call)
         self.ramp = RAMP
         self.ramp_counts_carried = True  # a kept tree's carried simulations count toward the ramp (False: A/B)
-        self.rules = _Rules(config)
+        self.rules = RowRules(config)
 
     # ----------------------------------------------------------------- run
     def run(self, root: RootInput, keys: Tensor, on_simulation: Callable[[int], None] | None = None,
@@ -302,12 +158,12 @@ class LeanSearch:
         self._root_base = [self._gumbel[b] + t.logits[0] for b, t in enumerate(trees)]  # [A] each
         self._root_order = []  # per root: its legal edges by g + logit, highest first (lowest index on ties)
         for base, t in zip(self._root_base, trees):
-            self._root_order.append(_by_score(t.legal[0], base))
+            self._root_order.append(by_score(t.legal[0], base))
         self._schedule = [considered_visits(min(int(t.legal[0].sum()), cfg.max_considered), cfg.num_simulations)
                           for t in trees]
         # Simulations the smallest tree carries from an earlier search (0 for a fresh one): a kept
         # tree has grown already, so its batches need not start small.
-        carried = min(int(_sum(t.edge_visits[0])) for t in trees) if self.ramp_counts_carried else 0
+        carried = min(int(np.add.reduce(t.edge_visits[0])) for t in trees) if self.ramp_counts_carried else 0
         done = 0
         while done < cfg.num_simulations and (deadline is None or done < 8 or time.perf_counter() < deadline) \
                 and (stop is None or done < 1 or not stop()):
@@ -340,7 +196,7 @@ class LeanSearch:
             tree = _empty(need, A, embedding)
         legal = root.legal[b].bool().cpu().numpy()
         logits = np.where(legal, root.logits[b].float().cpu().numpy(), NEG).astype(np.float32)
-        prior = _masked_softmax(logits, legal)
+        prior = masked_softmax(logits, legal)
         if cfg.scheme == "puct" and cfg.dirichlet_fraction > 0:
             mask = torch.from_numpy(legal)[None].to(key.device)  # the noise is drawn where the keys are
             noise = rng.dirichlet(rng.fold(key, 2), 0, mask, cfg.dirichlet_alpha)[0].cpu().numpy()
@@ -410,7 +266,7 @@ class LeanSearch:
         if all_legal and self.config.scheme == "gumbel":
             order = self._orders[b].get(node)
             if order is None:
-                order = self._orders[b][node] = _by_score(tree.legal[node], tree.logits[node])
+                order = self._orders[b][node] = by_score(tree.legal[node], tree.logits[node])
             return self.rules.interior_visited(n, w, tree.prior[node], float(tree.raw_value[node]), order)
         mean = tree.value_sum[node] / max(tree.visits[node], 1.0)
         return self.rules.interior(n, w, tree.logits[node], tree.prior[node], selectable, float(tree.raw_value[node]),
@@ -438,7 +294,7 @@ class LeanSearch:
         search (a kept root's carried visits not counted)."""
         order, base = self._root_order[b], self._root_base[b]
         idx, nv, _, sig, sig_u, _ = self.rules.visited_sigma(n, w, tree.prior[0], float(tree.raw_value[0]), len(order))
-        a_u = _first_unvisited(order, idx) if len(idx) < len(order) else -1
+        a_u = first_unvisited(order, idx) if len(idx) < len(order) else -1
         scores = [(float(base[a]) + s_, a) for a, s_ in zip(idx, sig)]  # visited
         carried = self._carried[b]
         new = nv if carried is None else [na - float(carried[a]) for a, na in zip(idx, nv)]  # this search's visits
