@@ -103,7 +103,13 @@ def test_a_named_position_alone_is_proved_right(hex5_book, tmp_path, capsys):
     assert "1 candidate for a proof (named by --position)" in out and "1 of 1 position proved" in out
     node = open_book(folder).book.nodes[key]
     truth = HexSolver(hex_board(5))
-    assert node.exact and (node.exact > 0) == truth.mover_wins(*solver_form(key))
+    wins = truth.mover_wins(*solver_form(key))
+    assert node.exact and (node.exact > 0) == wins
+    # a quick proof is said in a line of its own only where it is on the other side of the book's value
+    book = 50 * (1 + nodes[key].value)
+    against = (book > 50) != wins
+    said = f"  {line}: proved, the player to move {'wins' if wins else 'loses'} (the book had {book:.1f}% for the mover: "
+    assert (said in out) == against
     assert main(["book", "prove", str(folder), "--position", line, "--table-bits", "14", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert f"{line}: settled already" in out and "0 candidates for a proof" in out
@@ -131,7 +137,7 @@ def test_where_the_named_move_fails_the_next_best_is_tried(hex5_book, tmp_path):
     solver = NativeHexSolver(hex_board(5), table_bits=14)
     solver.lib.hs_clear()
     report = prove_book(opened, solver, 100_000, named=[(up, key)], next_best=2,
-                        on_position=lambda k, r: searched.append((k, r)), on_added=added.append)
+                        on_position=lambda k, r, s: searched.append((k, r)), on_added=added.append)
     assert searched[0] == (key, 1)
     assert report.followed == len(added) == 1 and added[0] in nodes[up].children.values() and added[0] != key
     assert [k for k, _ in searched] == [key, added[0]]
@@ -196,3 +202,27 @@ def test_list_with_from_shows_the_queue_after_the_copies(hex5_book, tmp_path, ca
     assert "1 exact result to copy" in out and "nothing is copied now" in out
     assert {p: p.stat().st_mtime_ns for folder in (target, source) for p in folder.iterdir()} == before
     assert not open_book(target).book.nodes[key].exact
+
+
+def test_a_run_says_each_search_that_took_a_while_as_it_settles(hex5_book, tmp_path, capsys, monkeypatch):
+    """A search of at least SAID_SECONDS CPU seconds is said as it settles (--quiet too): what was proved,
+    the book's value before the proof and which side it was on, and the CPU time."""
+    _native_or_skip()
+    from conhex_zero.cli import book_prove_cmd
+
+    monkeypatch.setattr(book_prove_cmd, "SAID_SECONDS", 0.0)
+    folder = _copy(hex5_book, tmp_path)
+    opened = open_book(folder)
+    nodes = opened.book.nodes
+    key = next(k for k, n in nodes.items() if len(n.line) == 2 and not (n.exact or n.proven))
+    line = _name(opened, nodes[key].line)
+    book = 50 * (1 + nodes[key].value)
+    wins = HexSolver(hex_board(5)).mover_wins(*solver_form(key))
+    assert main(["book", "prove", str(folder), "--position", line, "--table-bits", "14", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    side = "its side" if (book > 50) == wins else "the other side"
+    said = [row for row in out.splitlines() if row.startswith(f"  {line}: ")]
+    assert len(said) == 1, out
+    assert said[0].startswith(f"  {line}: proved, the player to move {'wins' if wins else 'loses'} (the book had "
+                              f"{book:.1f}% for the mover: {side}); ") and said[0].endswith(" this run")
+    assert "CPU second" in said[0]

@@ -551,7 +551,7 @@ def test_next_best_tries_the_next_move_where_the_best_one_failed(tmp_path, capsy
     solver = NativeHexSolver(hex_board(5), table_bits=14)
     solver.lib.hs_clear()  # another test's table in this process would settle the follow-ups beforehand
     report = prove_book(opened, solver, 100_000, doubts=True, next_best=3,
-                        workers=workers, table_bits=14, on_position=lambda k, r: searched.append((k, r)),
+                        workers=workers, table_bits=14, on_position=lambda k, r, s: searched.append((k, r)),
                         on_added=added.append)
     assert report.followed == len(added) > 0 and report.total_tried == len(searched)
     nodes = opened.book.nodes
@@ -586,7 +586,7 @@ def test_an_interrupted_prove_keeps_what_it_proved(tmp_path):
                  "--no-exact"]) == 0
     seen = []
 
-    def stop_after_three(key, result):
+    def stop_after_three(key, result, seconds):
         seen.append((key, result))
         if len(seen) == 3:
             raise KeyboardInterrupt
@@ -611,10 +611,11 @@ def test_a_search_cut_short_is_kept_and_goes_on(tmp_path, capsys):
     solver.lib.hs_clear()
     fresh = _solve(solver, key, 10**6, None)
     from_nothing = solver.nodes
-    assert fresh[1] is not None and from_nothing > 1500
+    assert fresh[1] is not None and from_nothing > 1500 and fresh[3] > 0  # its CPU seconds
+    fresh = fresh[:3]
     keep = Keep(tmp_path, after_seconds=0)
     solver.lib.hs_clear()
-    assert _solve(solver, key, 1000, None, keep) == (key, None, False)
+    assert _solve(solver, key, 1000, None, keep)[:3] == (key, None, False)
     (saved,) = carried.saved_searches(tmp_path)
     assert saved["key"] == key and saved["runs"] == 1 and saved["expansions"] == 1000 and saved["entries"] > 100
     # only the positions below a search's root are saved, not others the table holds
@@ -622,7 +623,7 @@ def test_a_search_cut_short_is_kept_and_goes_on(tmp_path, capsys):
     assert len(solver.export_table(below=(0, 1 << 5, 1))) == len(everything)  # all below f1
     assert len(solver.export_table(below=(0, 1 << 0, 1))) < len(everything) // 2  # below a1: a few
     solver.lib.hs_clear()
-    assert _solve(solver, key, 10**6, None, keep) == fresh
+    assert _solve(solver, key, 10**6, None, keep)[:3] == fresh
     assert solver.nodes < from_nothing - 500
     assert not carried.search_path(tmp_path, key).exists()
     # a damaged save: set aside, never a crash, and the search runs from nothing
@@ -631,14 +632,14 @@ def test_a_search_cut_short_is_kept_and_goes_on(tmp_path, capsys):
     path = carried.search_path(tmp_path, key)
     path.write_bytes(path.read_bytes()[:100])
     solver.lib.hs_clear()
-    assert _solve(solver, key, 10**6, None, keep) == fresh and solver.nodes == from_nothing
+    assert _solve(solver, key, 10**6, None, keep)[:3] == fresh and solver.nodes == from_nothing
     assert path.with_suffix(".unreadable").exists()
     # a book folder it cannot write into: a warning, and the search still runs
     blocked = tmp_path / "blocked"
     blocked.mkdir()
     (blocked / "searches").write_text("a file where the folder would go")
     solver.lib.hs_clear()
-    assert _solve(solver, key, 1000, None, Keep(blocked, after_seconds=0)) == (key, None, False)
+    assert _solve(solver, key, 1000, None, Keep(blocked, after_seconds=0))[:3] == (key, None, False)
     assert "cannot keep the search" in capsys.readouterr().err
 
 
@@ -733,7 +734,7 @@ def test_book_show_skips_damaged_saved_searches(tmp_path):
     (folder / "d.gz").write_bytes(b"not gzip")
     (saved,) = carried.saved_searches(tmp_path)
     assert saved["seconds"] == 5 and saved["proof_number"] is None and carried.numbers_text(saved) == ""
-    assert carried.describe({**saved, "runs": "three"}) == "0 CPU minutes, 0 runs"
+    assert carried.describe({**saved, "runs": "three"}) == "5 CPU seconds, 0 runs"
 
 
 def test_a_deadline_before_a_search_begins_counts_it_not_tried_not_cut_short(tmp_path, capsys):
@@ -742,7 +743,7 @@ def test_a_deadline_before_a_search_begins_counts_it_not_tried_not_cut_short(tmp
     from conhex_zero.book.prove import NOT_STARTED, _solve
 
     solver = NativeHexSolver(hex_board(6), table_bits=14)
-    assert _solve(solver, KEPT_KEY, 10**6, time.monotonic() - 1) == (KEPT_KEY, None, NOT_STARTED)
+    assert _solve(solver, KEPT_KEY, 10**6, time.monotonic() - 1) == (KEPT_KEY, None, NOT_STARTED, 0.0)
     folder = tmp_path / "b"
     assert main(["book", "grow", HEX4, "--out", str(folder), "--nodes", "25", "--sims", "8", "--quiet",
                  "--no-exact"]) == 0

@@ -198,8 +198,11 @@ def seconds_spent(headers: list[dict]) -> float:
 
 
 def cpu_time(seconds: float) -> str:
-    """``1.4 CPU hours`` or, under six minutes, ``3 CPU minutes``."""
+    """``1.4 CPU hours``, under six minutes ``3 CPU minutes``, under a minute and a half ``12 CPU seconds``."""
     if seconds >= 360:
         return f"{seconds / 3600:.1f} CPU hours"
+    if seconds < 90:
+        whole = round(seconds)
+        return f"{whole} CPU {'second' if whole == 1 else 'seconds'}"
     minutes = round(seconds / 60)
     return f"{minutes} CPU {'minute' if minutes == 1 else 'minutes'}"

@@ -193,13 +193,14 @@ NOT_STARTED = 2
 
 
 def _solve(solver, key: str, max_nodes: int, deadline: float | None,
-           keep: Keep | None = None) -> tuple[str, int | None, int]:
-    """``(key, result, cut)``: the result +1/-1 for the mover, None unsettled; ``cut`` true when the
-    deadline, not the budget, ended it (``NOT_STARTED`` when it came before it began). With ``keep``, a saved search
+           keep: Keep | None = None) -> tuple[str, int | None, int, float]:
+    """``(key, result, cut, seconds)``: the result +1/-1 for the mover, None unsettled; ``cut`` true when
+    the deadline, not the budget, ended it (``NOT_STARTED`` when it came before it began); ``seconds`` the
+    CPU seconds this search took. With ``keep``, a saved search
     of the position is loaded first, and the search is saved while it runs and when it is cut
     short (``Keep``); a proof deletes the saved search."""
     if deadline is not None and time.monotonic() >= deadline:
-        return key, None, NOT_STARTED
+        return key, None, NOT_STARTED, 0.0
     first, second, mover, _ = parse_key(key)
     before = None
     if keep is not None:
@@ -236,11 +237,11 @@ def _solve(solver, key: str, max_nodes: int, deadline: float | None,
             if winner is not None:
                 if keep is not None:
                     carried.forget(keep.folder, key)
-                return key, (1 if winner == mover else -1), False
+                return key, (1 if winner == mover else -1), False, time.process_time() - began
             save()
             over = deadline is not None and time.monotonic() >= deadline
             if over or spent >= max_nodes:
-                return key, None, over
+                return key, None, over, time.process_time() - began
     except KeyboardInterrupt:
         save()
         raise
@@ -281,7 +282,7 @@ def _interrupt(signum, frame) -> None:
     os._exit(0)
 
 
-def _worker_solve(task: tuple[str, int, float | None]) -> tuple[tuple[str, int | None, bool], dict[str, int]]:
+def _worker_solve(task: tuple[str, int, float | None]) -> tuple[tuple[str, int | None, int, float], dict[str, int]]:
     """A candidate's search, and what its table settled of the book's other positions (``harvest``)."""
     global _searching
     _searching = True
@@ -296,24 +297,24 @@ def _worker_solve(task: tuple[str, int, float | None]) -> tuple[tuple[str, int |
 
 def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None = None,
                max_depth: int | None = None, flush_seconds: float = 30.0, deepest_first: bool = False,
-               on_position: Callable[[str, int | None], None] | None = None, workers: int = 1,
+               on_position: Callable[[str, int | None, float], None] | None = None, workers: int = 1,
                table_bits: int = 22, first_moves: frozenset[int] | None = None,
                keep: Keep | None = None, best_replies: bool = False, doubts: bool = False,
                next_best: int = 1, on_added: Callable[[str], None] | None = None,
                named: list[tuple[str | None, str]] | None = None) -> ProveReport:
-    """Try the solver on every candidate (``candidates``) with ``max_nodes`` each, until
-    ``deadline`` (``time.monotonic``; the search in flight stops there too); append the results to
-    the book and update its values. ``on_position(key, result)`` is called after each (result
-    +1/-1 for the mover, None unsettled). ``workers`` > 1: that many processes, each with its own
-    solver (``table_bits``), take the candidates in order (``solver`` is then not used).
-    Interrupted (``KeyboardInterrupt``), it writes what it proved and returns (``stopped``).
-    ``keep``: searches cut short are saved into the book and resumed by a later run (``Keep``).
-    ``best_replies``, ``doubts``: the positions after the candidates' best moves instead (``candidates``);
-    ``next_best``: where such a move fails, the next best is tried, up to that many moves a position
-    (``proof_queue``), each announced to ``on_added``. ``named``: ``(above, key)`` of the positions to
-    try instead of the book's candidates (``named_pairs``; ``max_depth``, ``deepest_first`` and
-    ``first_moves`` then do not apply); a named position proved won for its mover counts as its
-    ``above``'s failed move for ``next_best``."""
+    """Try the solver on every candidate (``candidates``) with ``max_nodes`` each, until ``deadline``
+    (``time.monotonic``; the search in flight stops there too); append the results to the book and
+    update its values. ``on_position(key, result, seconds)`` is called after each (result +1/-1 for the
+    mover, None unsettled; the CPU seconds its search took in this run). ``workers`` > 1: that many
+    processes, each with its own solver (``table_bits``), take the candidates in order (``solver`` is
+    then not used). Interrupted (``KeyboardInterrupt``), it writes what it proved and returns
+    (``stopped``). ``keep``: searches cut short are saved into the book and resumed by a later run
+    (``Keep``). ``best_replies``, ``doubts``: the positions after the candidates' best moves instead
+    (``candidates``); ``next_best``: where such a move fails, the next best is tried, up to that many
+    moves a position (``proof_queue``), each announced to ``on_added``. ``named``: ``(above, key)`` of
+    the positions to try instead of the book's candidates (``named_pairs``; ``max_depth``,
+    ``deepest_first`` and ``first_moves`` then do not apply); a named position proved won for its mover
+    counts as its ``above``'s failed move for ``next_best``."""
     report = ProveReport()
     started = time.monotonic()
     pending: list[dict] = []
@@ -338,7 +339,7 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
             report.harvested += 1
             pending.append(store.exact_entry(key, result))
 
-    def record(key: str, result: int | None, cut: int) -> None:
+    def record(key: str, result: int | None, cut: int, seconds: float) -> None:
         if cut:  # the deadline, not the budget: neither tried nor proved
             report.stopped = "time"
             report.cut += cut != NOT_STARTED  # a search it cut short (the others: not tried)
@@ -350,7 +351,7 @@ def prove_book(opened: OpenBook, solver, max_nodes: int, deadline: float | None 
             opened.book.nodes[key].exact = result
             pending.append(store.exact_entry(key, result))
         if on_position is not None:
-            on_position(key, result)
+            on_position(key, result, seconds)
         if time.monotonic() - last_flush >= flush_seconds:
             flush()
 

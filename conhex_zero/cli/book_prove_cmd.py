@@ -241,6 +241,30 @@ def report_settled(opened, named: list[tuple[str | None, str]]) -> None:
             print(f"  {line_name(opened, key)}: settled already (the mover {'wins' if (node.exact or node.proven) > 0 else 'loses'})")
 
 
+SAID_SECONDS = 10.0
+"""A searched position is said as it settles (a line of its own) when its search took at least this
+many CPU seconds, or when its proof is on the other side of the book's value."""
+
+
+def settled_line(opened, key: str, result: int | None, nodes: int, seconds: float) -> str | None:
+    """One searched position's outcome as the run goes (--quiet too): proved for or against its mover,
+    beside the book's value before the proof, or not settled in its budget; its CPU time. None for a
+    quick search whose result is the book's side (a shallow run's hundreds are counted, not listed)."""
+    from conhex_zero.book.carried import cpu_time
+
+    node = opened.book.nodes.get(key)
+    book = None if node is None else 50 * (1 + node.value)  # the book's chance for the mover, before the proof
+    against = result is not None and book is not None and (book > 50) != (result > 0)
+    if seconds < SAID_SECONDS and not against:
+        return None
+    name, took = line_name(opened, key), cpu_time(seconds)
+    if result is None:
+        return f"  {name}: not settled in {plural(nodes, 'expansion')} ({took} this run)"
+    side = "" if book is None else \
+        f" (the book had {book:.1f}% for the mover: {'the other side' if against else 'its side'})"
+    return f"  {name}: proved, the player to move {'wins' if result > 0 else 'loses'}{side}; {took} this run"
+
+
 def list_candidates(args: argparse.Namespace, opened, first_moves, named) -> int:
     """--list: the run's positions in order, each with why it is one, the book's value and saved search."""
     from conhex_zero.book.carried import describe, saved_searches
@@ -328,9 +352,12 @@ def _prove_locked(args: argparse.Namespace, opened, solver, first_moves, named=N
         bar.total += 1
         bar.refresh()
 
-    def on_position(key: str, result: int | None) -> None:
+    def on_position(key: str, result: int | None, seconds: float) -> None:
         nonlocal proved
         proved += result is not None
+        line = settled_line(opened, key, result, args.nodes, seconds)
+        if line:
+            bar.write(line, file=sys.stdout)
         bar.update(1)
         bar.set_postfix_str(f"{proved} proved", refresh=False)
 
