@@ -10,10 +10,8 @@ from pathlib import Path
 from conhex_zero.cli.book_common import line_name, open_checked, preflight_book_folder
 from conhex_zero.cli.common import (CliError, HelpFormatter, add_backend_argument, check_output_file, output_json,
                                     preflight_checkpoint, preflight_file)
-from conhex_zero.cli.numbers import SEED, SIMS, Whole
+from conhex_zero.cli.numbers import CHECK_GAMES, SEED, SIMS, Whole
 from conhex_zero.console.words import plural
-
-CHECK_GAMES = Whole(0, 10_000, even=True)
 
 
 def add_show_parser(what: argparse._SubParsersAction) -> None:

@@ -121,6 +121,8 @@ SECONDS = Real(0.0, MAX_SECONDS, above=True, what="a number of seconds")
 TEMPERATURE = Real(0.0, 100.0)
 TOP = Whole(0, 50)
 INDEX = Whole(0, 10**9)
+CHECK_GAMES = Whole(0, 10_000, even=True)
+"""``--check-games`` of openings and book show: self-play games from each checked opening (pairs; 0: no check)."""
 
 
 def is_bounded(kind: object) -> bool:

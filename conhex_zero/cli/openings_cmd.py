@@ -10,13 +10,11 @@ from pathlib import Path
 from conhex_zero.cli.common import (add_backend_argument, CliError, preflight_checkpoint, preflight_file, preflight_game, HelpFormatter,
                                     add_threads_argument, check_output_file, game_for_players, load_record,
                                     output_json, resolve_device, warn)
-from conhex_zero.cli.numbers import INDEX, MAX_SIMULATIONS, SEED, SIMS, Whole, Wholes
+from conhex_zero.cli.numbers import CHECK_GAMES, INDEX, MAX_SIMULATIONS, SEED, SIMS, Whole, Wholes
 
 DEFAULT_SIMS = 200
 EFFORTS = Wholes(1, MAX_SIMULATIONS)
 """``--sims 200`` or ``--sims 200,800,3200``: one or more simulation counts."""
-CHECK_GAMES = Whole(0, 10_000, even=True)
-"""``--check-games``: self-play games from each checked opening (pairs; 0: no check)."""
 CHECK_COUNT = Whole(1, 1000)
 
 
