@@ -136,7 +136,7 @@ def test_a_proof_run_writes_what_its_searches_settled_below_and_all_of_it_is_rig
 
 
 def test_a_saved_search_file_is_a_source_too(tmp_path, capsys):
-    """--from FILE: a search cut short and saved (searches/*.gz) gives a Hex 6x6 book the positions its
+    """--from FILE: a search cut short and saved (searches/*.xz) gives a Hex 6x6 book the positions its
     table solved, each as a fresh search finds it; a file that is not a saved search is a clear error."""
     from conhex_zero.analysis.native_solver import NativeHexSolver
     from conhex_zero.book import carried

@@ -772,7 +772,7 @@ def test_book_prove_keeps_searches_cut_short_unless_told_not_to(tmp_path, capsys
     capsys.readouterr()
     assert main(["book", "prove", str(folder), "--nodes", "1", "--keep-after", "0", "--quiet", "--table-bits", "14"]) == 0
     out = capsys.readouterr().out
-    kept = sorted((folder / "searches").glob("*.gz"))
+    kept = sorted((folder / "searches").glob("*.xz"))
     assert kept and f"{len(kept)} search" in out and "kept in" in out
     assert out.count("1 run; proof numbers") == len(kept)  # a line per search, its root's numbers
     assert main(["book", "show", str(folder), "--json", str(tmp_path / "t.json")]) == 0
@@ -793,7 +793,7 @@ def test_book_prove_keeps_searches_cut_short_unless_told_not_to(tmp_path, capsys
     assert forget_settled_searches(opened) == [first] and opened.book.nodes[first].proven == 1
     assert sorted(h["key"] for h in carried.saved_searches(folder)) == sorted(others)
     assert main(["book", "prove", str(folder), "--keep-after", "0", "--quiet", "--table-bits", "14"]) == 0
-    assert not list((folder / "searches").glob("*.gz"))
+    assert not list((folder / "searches").glob("*.xz"))
     assert main(["book", "prove", str(folder), "--keep-after", "-1"]) != 0
 
 

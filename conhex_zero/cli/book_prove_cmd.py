@@ -89,7 +89,7 @@ def add_prove_parser(what: argparse._SubParsersAction) -> None:
                        help="neither load nor save searches cut short (every search starts from nothing)")
     prove.add_argument("--from", dest="sources", action="append", default=[], metavar="SRC",
                        help="first copy the exact results of SRC for the positions this book holds: SRC is another book of "
-                       "the same game, or a saved search file (a book's searches/*.gz, or a copy of one from its history: the "
+                       "the same game, or a saved search file (a book's searches/*.xz, or a copy of one from its history: the "
                        "positions its table solved); repeatable. A proof is the position's, whatever book or search made it; a "
                        "result that contradicts this book's own proofs is an error and nothing is copied")
     prove.add_argument("--copy-only", action="store_true",
@@ -140,7 +140,7 @@ def gather_copies(args: argparse.Namespace, opened) -> dict[str, int]:
 
 
 def copy_from_search(path: Path, opened) -> Copied:
-    """--from FILE: the exact results a saved search (a book's searches/*.gz, or a copy of one from its
+    """--from FILE: the exact results a saved search (a book's searches/*.xz, or a copy of one from its
     history) holds for the book's positions, as ``copy_exact`` reports another book's."""
     from conhex_zero.analysis.native_solver import NativeHexSolver, NativeSolverUnavailable
     from conhex_zero.analysis.solver import SolverError
