@@ -711,3 +711,38 @@ def test_a_book_from_a_position_with_a_winning_move_ends(tmp_path):
     opened, env, start = grow(tmp_path / "b", nodes=1000, after=moves)
     start_node = opened.book.nodes[opened.book.start]
     assert start_node.proven == 1 and len(opened.book) < 1000
+
+
+def test_the_table_counts_the_replies_proven_to_fail_below_each_move(hex4_book):
+    """book show's refuted replies: a reply whose position is proven a win for the player to move
+    there (the first move's maker) counts, each real reply once (the empty board's half-turn joins two
+    first moves in one book child, so one proof there counts two), and the line names the move."""
+    import copy
+
+    from conhex_zero.book.table import _replies_refuted
+    from conhex_zero.cli.book_show_cmd import format_table
+
+    folder, opened, env, start = hex4_book
+    opened = copy.deepcopy(opened)
+    book = opened.book
+    rows = {m.move: m for m in move_table(env, book, start)}
+    assert all(m.replies_legal == 15 for m in rows.values())
+    opening = next(m for m in rows.values() if m.proven is None and len(book.nodes[m.key].children) >= 2)
+    node = book.nodes[opening.key]
+    fresh = [c for c in node.children.values() if not book.nodes[c].proven][:2]
+    assert len(fresh) == 2
+    for child in fresh:
+        book.nodes[child].exact = 1  # the first move's maker, to move there, wins: the reply fails
+    book.update()
+    after = {m.move: m for m in move_table(env, book, start)}
+    assert after[opening.move].replies_refuted == opening.replies_refuted + 2
+    if after[opening.move].proven is None:
+        assert f"{opening.move}" in format_table(opened, list(after.values()), None).split("replies proven to fail")[1]
+    # at the empty board (a half-turn maps each first move onto another) one proof is two moves
+    start_node = book.nodes[book.start]
+    before, legal = _replies_refuted(env, Canonical(env), book, start, start_node)
+    assert legal == 16
+    child = next(c for c in start_node.children.values() if not book.nodes[c].proven and not book.nodes[c].exact)
+    book.nodes[child].exact = 1  # the second player wins after that first move: it fails
+    book.update()
+    assert _replies_refuted(env, Canonical(env), book, start, start_node) == (before + 2, 16)

@@ -50,6 +50,12 @@ class BookMove:
     included (the swap too): ``win`` follows the book's one convention (``CONVENTION``). None: as
     ``value`` (no swap to leave out)."""
     answered_proven: str | None = None
+    replies_refuted: int = 0
+    """The opponent's replies to the move that the book has proven to fail (a win for the mover after
+    them, exact or by the minimax of exact results): ``book prove --doubts`` works through them, each
+    a proof on the mover's side that falls short of a proof of the move until every reply is one."""
+    replies_legal: int = 0
+    """The opponent's legal replies to the move (the swap included where allowed)."""
 
     @property
     def win_rate(self) -> float:
@@ -120,6 +126,7 @@ def move_table(env: VecEnv, book: Book, start_state: State, truth: dict[str, boo
         skip = {swap} if swap is not None and child.swap_legal else set()
         value, proof = book.value_without(child, skip)
         name = env.game.action_name(real)
+        refuted, replies = _replies_refuted(env, canon, book, state, child)
         rows.append(BookMove(
             move=name, action=real, group=groups.setdefault(key, len(groups)), key=key, value=value,
             search_value=child.first.value, proven=None if not proof else ("loss" if proof > 0 else "win"),
@@ -128,12 +135,22 @@ def move_table(env: VecEnv, book: Book, start_state: State, truth: dict[str, boo
             swap=(value < 0) if opening and real != swap else None,
             exact_win=None if truth is None else truth.get(name),
             answered_value=child.value if skip else None,
-            answered_proven=None if not child.proven else ("loss" if child.proven > 0 else "win")))
+            answered_proven=None if not child.proven else ("loss" if child.proven > 0 else "win"),
+            replies_refuted=refuted, replies_legal=replies))
     rows.sort(key=lambda m: (-m.win, -m.win_rate, m.group, m.action))
     renumber = {g: n for n, g in enumerate(dict.fromkeys(m.group for m in rows))}
     for m in rows:
         m.group = renumber[m.group]
     return rows
+
+
+def _replies_refuted(env: VecEnv, canon: Canonical, book: Book, state: State, node) -> tuple[int, int]:
+    """(replies proven to fail, legal replies) at the position ``state`` ``[1]`` of book node ``node``:
+    each real reply counted once, also where a symmetry of the position joins two in one book child."""
+    legal = torch.nonzero(env.legal_mask(state)[0]).flatten().tolist()
+    k = canon.keys(state).symmetry[0]
+    children = (node.children.get(a) for a in canon.to_canonical(legal, k))
+    return sum(1 for c in children if c is not None and book.nodes[c].proven > 0), len(legal)
 
 
 def table_json(rows: list[BookMove], *, game: str, checkpoint: str, digest: str, sims: int, folder: str, nodes: int,
@@ -151,7 +168,7 @@ def table_json(rows: list[BookMove], *, game: str, checkpoint: str, digest: str,
              "minimax_value": r(m.value),
              "search_value": r(m.search_value), "search_win_rate": r(m.search_win_rate), "swap": m.swap,
              "decided": m.decided, "proven": m.proven, "nodes": m.nodes, "best_line": m.best_line, "group": m.group,
-             "exact_win": m.exact_win}
+             "exact_win": m.exact_win, "replies_refuted": m.replies_refuted, "replies_legal": m.replies_legal}
             for m in rows],
     }
 

@@ -191,6 +191,17 @@ def exact_positions(opened) -> int:
     return sum(1 for node in opened.book.nodes.values() if node.exact)
 
 
+def _refuted_line(groups) -> str:
+    """``replies proven to fail below the openings not proven: e3/d6 6 of 63, ...``: where ``book prove
+    --doubts`` stands on each move not yet proven (empty where no reply is)."""
+    parts = [f"{'/'.join(m.move for m in g)} {g[0].replies_refuted} of {g[0].replies_legal}"
+             for g in groups if g[0].proven is None and g[0].replies_refuted]
+    if not parts:
+        return ""
+    return ("replies proven to fail below the moves not proven (each a proof on the mover's side; the move is "
+            "proven once every reply is): " + ", ".join(parts))
+
+
 def format_table(opened, rows, source: str | None, top: int = 0, table: dict[str, float] | None = None) -> str:
     from conhex_zero.book.table import CONVENTION
 
@@ -240,6 +251,9 @@ def format_table(opened, rows, source: str | None, top: int = 0, table: dict[str
     lines.append("")
     decided = [m for m in rows if m.decided]
     lines.append(f"decided: {len(decided)} of {len(rows)} moves ({sum(m.proven is not None for m in rows)} proven)")
+    refuted = _refuted_line(groups.values())
+    if refuted:
+        lines.append(refuted)
     exact = exact_positions(opened)
     if exact:
         lines.append(f"exact: {plural(exact, 'position')} of the book solved by the native solver (book prove; "
