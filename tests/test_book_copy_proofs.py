@@ -101,7 +101,10 @@ def test_bad_sources_are_clear_errors(two_books, tmp_path, capsys):
     assert main(["book", "prove", str(plain), "--from", str(plain), "--copy-only"]) != 0
     assert "the book being proved" in capsys.readouterr().err
     assert main(["book", "prove", str(plain), "--from", str(tmp_path / "none"), "--copy-only"]) != 0
-    assert "no book at" in capsys.readouterr().err
+    assert "--from " + str(tmp_path / "none") + ": no such book folder or saved search file" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["book", "prove", str(plain), "--from", str(tmp_path / "empty"), "--copy-only"]) != 0
+    assert "empty is not a book" in capsys.readouterr().err
     other = tmp_path / "hex5"
     new_book(other, "hex-5", [], "start", "model.pt", "0", 8)
     assert main(["book", "prove", str(plain), "--from", str(other), "--copy-only"]) != 0

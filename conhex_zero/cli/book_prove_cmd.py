@@ -165,6 +165,9 @@ def run_prove(args: argparse.Namespace) -> int:
     opened = open_checked(args.book)
     if args.copy_only and not args.sources:
         raise CliError("--copy-only copies the results of --from SRC: name a book to copy from")
+    missing = [source for source in args.sources if not Path(source).exists()]
+    if missing:
+        raise CliError(f"--from {missing[0]}: no such book folder or saved search file")
     if args.next_best > 1 and not (args.best_replies or args.doubts or args.positions):
         raise CliError("--next-best follows a failed best move: give --best-replies, --doubts or --position with it")
     if args.positions:
