@@ -226,3 +226,9 @@ def test_a_run_says_each_search_that_took_a_while_as_it_settles(hex5_book, tmp_p
     assert said[0].startswith(f"  {line}: proved, the player to move {'wins' if wins else 'loses'} (the book had "
                               f"{book:.1f}% for the mover: {side}); ") and said[0].endswith(" this run")
     assert "CPU second" in said[0]
+    from conhex_zero.book import store
+
+    _, events = store.read_entries(folder)
+    (record,) = [e["searches"] for e in events if e.get("type") == "prove"]  # the run's record keeps it
+    assert record == [{"line": line, "result": 1 if wins else -1, "cpu_seconds": record[0]["cpu_seconds"],
+                       "book_percent": round(book, 1)}] and record[0]["cpu_seconds"] >= 0

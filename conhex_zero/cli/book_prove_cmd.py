@@ -350,6 +350,7 @@ def _prove_locked(args: argparse.Namespace, opened, solver, first_moves, named=N
     deadline = None if args.minutes is None else started + 60 * args.minutes
     bar = progress_bar(total=len(todo), unit="position", desc="proving", disable=args.quiet)
     proved = 0
+    said: list[dict] = []  # the searches said as they settled, for the run's record
 
     def on_added(key: str) -> None:  # a failed best move's next best (--next-best)
         bar.total += 1
@@ -358,9 +359,12 @@ def _prove_locked(args: argparse.Namespace, opened, solver, first_moves, named=N
     def on_position(key: str, result: int | None, seconds: float) -> None:
         nonlocal proved
         proved += result is not None
+        node = opened.book.nodes.get(key)
         line = settled_line(opened, key, result, args.nodes, seconds)
         if line:
             bar.write(line, file=sys.stdout)
+            said.append({"line": line_name(opened, key), "result": result, "cpu_seconds": round(seconds, 1),
+                         "book_percent": None if node is None else round(50 * (1 + node.value), 1)})
         bar.update(1)
         bar.set_postfix_str(f"{proved} proved", refresh=False)
 
@@ -375,6 +379,8 @@ def _prove_locked(args: argparse.Namespace, opened, solver, first_moves, named=N
                "proved": report.total_proved, "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         if args.sources:
             run["copied"], run["from"] = len(copied), args.sources
+        if said:  # what each long search (or proof against the book's side) cost, kept with the book
+            run["searches"] = said
         store_run(opened, run)
     if report.stopped == "interrupted":
         print("interrupted: every position proved so far is written", flush=True)
