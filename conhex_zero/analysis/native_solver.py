@@ -38,8 +38,8 @@ INCLUDED = tuple(Path(__file__).with_name(name) for name in ("hsearch.h", "hexfi
 MAX_NATIVE_HOLES = 64
 SAVED_ENTRIES = 1 << 18
 """Table entries a search cut short keeps for a later run (48 bytes each: 12 MiB before compression,
-about 1.8 MB in the book with xz, ``book/carried.py``). The more are kept, the less of the search the next run does again: Hex 7x7
-g2 cut at 240,000 expansions (474,129 uninterrupted) needed 378,993 more with 349 entries kept,
+about 1.8 MB in the book with xz, ``book/carried.py``). The more are kept, the less of the search the
+next run does again: Hex 7x7 g2 cut at 240,000 expansions (474,129 uninterrupted) needed 378,993 more with 349 entries kept,
 324,505 with 3,825, 271,865 with 24,836 and 230,753 with 55,124 (docs/knowledge.md); an 8x8 search's
 table holds tens of millions, so 2**16 kept lost much of what a run had done."""
 TABLE_BITS = 22
