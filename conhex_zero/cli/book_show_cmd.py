@@ -192,7 +192,7 @@ def exact_positions(opened) -> int:
 
 
 def _refuted_line(groups) -> str:
-    """``replies proven to fail below the openings not proven: e3/d6 6 of 63, ...``: where ``book prove
+    """``replies proven to fail below the moves not proven ...: e3/d6 6 of 63, ...``: where ``book prove
     --doubts`` stands on each move not yet proven (empty where no reply is)."""
     parts = [f"{'/'.join(m.move for m in g)} {g[0].replies_refuted} of {g[0].replies_legal}"
              for g in groups if g[0].proven is None and g[0].replies_refuted]
