@@ -63,7 +63,7 @@ def harvest(old, new) -> dict:
     against = [{"line": line(n), "old_value": round(old.book.nodes[k].value, 4), "exact": n.exact}
                for k, n in fresh if k not in on_side]
     met = [{"line": line(n), "old_value": round(old.book.nodes[k].value, 4), "exact": n.exact,
-            "right": (old.book.nodes[k].value > 0) == (n.exact > 0)}
+            "right": k in on_side}
            for k, n in fresh if old.book.decided(k)]
     proven = [{"line": line(n), "old_value": round(old.book.nodes[k].value, 4), "proven": n.proven}
               for k, n in new.book.nodes.items()

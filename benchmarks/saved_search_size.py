@@ -24,7 +24,7 @@ from conhex_zero.book import carried
 
 
 def measure(path: Path) -> dict:
-    header, entries = carried._parts(path)
+    header, entries = carried.file_parts(path)
     body = json.dumps(header).encode() + b"\n" + entries
     start = time.process_time()
     as_gzip = len(gzip.compress(body, compresslevel=6))

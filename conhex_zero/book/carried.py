@@ -67,7 +67,7 @@ def _saved_path(book_folder: Path, key: str) -> Path | None:
     return None
 
 
-def _parts(path: Path) -> tuple[object, bytes]:
+def file_parts(path: Path) -> tuple[object, bytes]:
     """A saved search file's header (parsed JSON) and its entries' bytes, xz or gzip by its first
     bytes; one of ``_UNREADABLE`` where the file cannot be read that far."""
     raw = Path(path).read_bytes()
@@ -82,7 +82,7 @@ def load(book_folder: Path, key: str, holes: int, entry_bytes: int) -> Carried |
     if path is None:
         return None
     try:
-        header, data = _parts(path)
+        header, data = file_parts(path)
         ok = (header.get("format") == FORMAT and header.get("key") == key and header.get("holes") == holes
               and header.get("entry_bytes") == entry_bytes and header.get("byteorder") == sys.byteorder
               and len(data) == entry_bytes * int(header.get("entries", -1)))
@@ -101,7 +101,7 @@ def read(path: Path, holes: int, entry_bytes: int) -> Carried:
     """A saved search file by its path (a book's ``searches/*.xz`` or ``*.gz``, or a copy of one from
     the book's history); ValueError saying why it cannot be loaded by a solver of ``holes`` holes."""
     try:
-        header, data = _parts(path)
+        header, data = file_parts(path)
     except _UNREADABLE as err:
         raise ValueError(f"{path} is not a saved search ({getattr(err, 'strerror', None) or err})") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
@@ -191,7 +191,7 @@ def saved_searches(book_folder: Path) -> list[dict]:
     out = []
     for path in saved_files(book_folder):
         try:
-            header, data = _parts(path)
+            header, data = file_parts(path)
             size, entries = header.get("entry_bytes"), int(header.get("entries", -1))
         except _UNREADABLE + (TypeError, AttributeError):
             continue
